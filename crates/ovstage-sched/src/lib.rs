@@ -1,1 +1,36 @@
-//! x
+//! The ovstage scheduler.
+//!
+//! Every stage call that does work is an *op*: it is submitted with an
+//! [`OpSpec`] describing how it orders against other ops, gets an [`OpId`]
+//! at once, and later runs on a pool of worker lanes. The scheduler knows
+//! nothing about columns or bytes; it only keeps the ordering rules of the
+//! contract:
+//!
+//! - mutations at the same ordinal that touch an overlapping cell key run in
+//!   submission order ([`Order::Mutation`]);
+//! - a floor advance to `N` runs after every mutation at an ordinal `<= N` in
+//!   its scope ([`Order::FloorAdvance`]);
+//! - an op that uses a handle runs after the op that produces it, and the
+//!   handle's release runs after every op that uses it ([`OpSpec::uses`],
+//!   [`OpSpec::produces`], [`OpSpec::releases`]);
+//! - an [`Order::AfterFloors`] op (reads, floor queries) runs after every
+//!   floor advance submitted before it;
+//! - everything else is independent and runs concurrently.
+//!
+//! A poll of a finished op is a table lookup and one atomic load. Waiting
+//! with an infinite timeout helps: the waiting thread runs ready ops of the
+//! waited op's dependency chain itself instead of sleeping until a lane
+//! gets to them.
+
+mod lanes;
+mod node;
+mod order;
+mod scheduler;
+mod spec;
+mod table;
+
+pub use node::Failure;
+pub use scheduler::{Job, Lanes, Scheduler, SchedulerConfig, WaitError};
+pub use spec::{CellKey, Cells, FloorScope, HandleKey, OpSpec, Order};
+
+pub use ovstage_types::{OpId, Timeout};

@@ -147,11 +147,7 @@ impl DType {
 
     /// Bytes of one lane, when a lane is a whole number of bytes.
     pub const fn lane_bytes(self) -> Option<usize> {
-        if self.bits == 0 || self.bits % 8 != 0 {
-            None
-        } else {
-            Some(self.bits as usize / 8)
-        }
+        if self.bits == 0 || !self.bits.is_multiple_of(8) { None } else { Some(self.bits as usize / 8) }
     }
 
     /// Bytes of one element (all lanes), when whole.

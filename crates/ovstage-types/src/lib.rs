@@ -19,8 +19,7 @@ mod status;
 pub use dtype::{DType, DTypeCode};
 pub use error::{Error, ErrorContext, Result};
 pub use handles::{
-    MapHandle, OrdinalQueryHandle, PathList, PrimPath, QueryHandle, QueryResultId, ReadGroupId,
-    ReadHandle, Token,
+    MapHandle, OrdinalQueryHandle, PathList, PrimPath, QueryHandle, QueryResultId, ReadGroupId, ReadHandle, Token,
 };
 pub use modes::{AdmissionPolicy, AttributeMode, PrimMode, Scope};
 pub use op::{OpId, Timeout};

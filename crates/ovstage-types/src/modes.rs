@@ -117,11 +117,7 @@ mod tests {
         for s in [Scope::All, Scope::Include, Scope::Exclude] {
             assert_eq!(Scope::from_raw(s as u32), Some(s));
         }
-        for p in [
-            AdmissionPolicy::FloorOnly,
-            AdmissionPolicy::NonDecreasing,
-            AdmissionPolicy::StrictlyIncreasing,
-        ] {
+        for p in [AdmissionPolicy::FloorOnly, AdmissionPolicy::NonDecreasing, AdmissionPolicy::StrictlyIncreasing] {
             assert_eq!(AdmissionPolicy::from_raw(p as u32), Some(p));
         }
         assert_eq!(AdmissionPolicy::from_raw(0), None);

@@ -67,11 +67,7 @@ impl Timeout {
 
     /// The bound as a `Duration`; `None` when infinite.
     pub const fn as_duration(self) -> Option<Duration> {
-        if self.is_infinite() {
-            None
-        } else {
-            Some(Duration::from_nanos(self.0))
-        }
+        if self.is_infinite() { None } else { Some(Duration::from_nanos(self.0)) }
     }
 }
 

@@ -37,11 +37,7 @@ impl From<Ordinal> for u64 {
 
 impl fmt::Display for Ordinal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if *self == Ordinal::MAX {
-            f.write_str("MAX")
-        } else {
-            write!(f, "{}", self.0)
-        }
+        if *self == Ordinal::MAX { f.write_str("MAX") } else { write!(f, "{}", self.0) }
     }
 }
 

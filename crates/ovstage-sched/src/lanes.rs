@@ -1,0 +1,211 @@
+//! Worker lanes: threads that run ready nodes, with work stealing.
+//!
+//! Ready nodes submitted from outside go to the shared injector; nodes made
+//! ready by a completion on a lane go to that lane's own deque, where other
+//! lanes can steal them. An idle lane spins briefly, then parks. A submitter
+//! wakes a parked lane only when no lane is spinning, so a burst of
+//! submissions costs at most one wake-up syscall.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+
+use crate::node::Node;
+
+/// Spin iterations of an idle lane before it parks.
+const SPIN_ROUNDS: u32 = 64;
+
+pub(crate) struct LaneShared {
+    injector: Injector<Arc<Node>>,
+    stealers: Vec<Stealer<Arc<Node>>>,
+    sleep_lock: Mutex<()>,
+    wake: Condvar,
+    sleepers: AtomicUsize,
+    spinning: AtomicUsize,
+    shutdown: AtomicBool,
+}
+
+impl LaneShared {
+    /// Queues a ready node from a thread that is not a lane.
+    pub(crate) fn push(&self, node: Arc<Node>) {
+        self.injector.push(node);
+        self.notify();
+    }
+
+    fn notify(&self) {
+        // Pairs with the fence in `park`: either the parking lane sees the
+        // pushed node, or this sees the lane counted as a sleeper.
+        fence(Ordering::SeqCst);
+        if self.spinning.load(Ordering::SeqCst) == 0 && self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _guard = self.sleep_lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.wake.notify_one();
+        }
+    }
+
+    /// Wakes another lane when work remains after this one took a node, so
+    /// a burst spreads over the lanes instead of waiting for the next push.
+    fn spread(&self) {
+        if self.has_work() {
+            self.notify();
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    fn find(&self, local: &Worker<Arc<Node>>) -> Option<Arc<Node>> {
+        if let Some(node) = local.pop() {
+            return Some(node);
+        }
+        loop {
+            let mut retry = false;
+            match self.injector.steal_batch_and_pop(local) {
+                Steal::Success(node) => return Some(node),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            for stealer in &self.stealers {
+                match stealer.steal() {
+                    Steal::Success(node) => return Some(node),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    /// Blocks an idle lane until there may be work. Returns false on
+    /// shutdown.
+    fn park(&self) -> bool {
+        let mut guard = self.sleep_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        while !self.has_work() {
+            if self.shutdown.load(Ordering::SeqCst) {
+                self.sleepers.fetch_sub(1, Ordering::SeqCst);
+                return false;
+            }
+            // The timeout is a safety net only; wake-ups come from `notify`.
+            guard = self.wake.wait_timeout(guard, Duration::from_millis(100)).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        true
+    }
+}
+
+/// A lane-local queue handle given to the job runner, so completions on a
+/// lane keep their ready dependents local.
+pub(crate) struct LaneContext<'a> {
+    pub(crate) local: Option<&'a Worker<Arc<Node>>>,
+    pub(crate) shared: &'a LaneShared,
+}
+
+impl LaneContext<'_> {
+    pub(crate) fn push(&self, node: Arc<Node>) {
+        match self.local {
+            Some(local) => {
+                local.push(node);
+                self.shared.notify();
+            }
+            None => self.shared.push(node),
+        }
+    }
+}
+
+pub(crate) struct LanePool {
+    pub(crate) shared: Arc<LaneShared>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl LanePool {
+    /// Starts `lanes` threads; each runs `run(node, ctx)` for every node it
+    /// takes.
+    pub(crate) fn start<F>(lanes: usize, name: &str, run: F) -> LanePool
+    where
+        F: Fn(Arc<Node>, &LaneContext<'_>) + Send + Sync + 'static,
+    {
+        let workers: Vec<Worker<Arc<Node>>> = (0..lanes).map(|_| Worker::new_fifo()).collect();
+        let shared = Arc::new(LaneShared {
+            injector: Injector::new(),
+            stealers: workers.iter().map(Worker::stealer).collect(),
+            sleep_lock: Mutex::new(()),
+            wake: Condvar::new(),
+            sleepers: AtomicUsize::new(0),
+            spinning: AtomicUsize::new(0),
+            shutdown: AtomicBool::new(false),
+        });
+        let run = Arc::new(run);
+        let threads = workers
+            .into_iter()
+            .enumerate()
+            .map(|(i, local)| {
+                let shared = shared.clone();
+                let run = run.clone();
+                std::thread::Builder::new()
+                    .name(format!("{name}-lane{i}"))
+                    .spawn(move || lane_main(&shared, &local, &*run))
+                    .expect("spawning a worker lane")
+            })
+            .collect();
+        LanePool { shared, threads: Mutex::new(threads) }
+    }
+
+    /// Stops the lanes once their queues are empty and joins them. Called
+    /// from a lane itself it only signals (a thread cannot join itself).
+    pub(crate) fn shutdown(&self) {
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        {
+            let _guard = self.shared.sleep_lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.wake.notify_all();
+        }
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        let me = std::thread::current().id();
+        for t in threads {
+            if t.thread().id() != me {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+fn lane_main<F>(shared: &LaneShared, local: &Worker<Arc<Node>>, run: &F)
+where
+    F: Fn(Arc<Node>, &LaneContext<'_>),
+{
+    let ctx = LaneContext { local: Some(local), shared };
+    loop {
+        if let Some(node) = shared.find(local) {
+            run(node, &ctx);
+            continue;
+        }
+        shared.spinning.fetch_add(1, Ordering::SeqCst);
+        let mut found = None;
+        for round in 0..SPIN_ROUNDS {
+            if let Some(node) = shared.find(local) {
+                found = Some(node);
+                break;
+            }
+            if round % 8 == 7 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        shared.spinning.fetch_sub(1, Ordering::SeqCst);
+        if let Some(node) = found {
+            shared.spread();
+            run(node, &ctx);
+            continue;
+        }
+        if !shared.park() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! One op: its state word, job, dependency edges and failure.
+
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ovstage_types::{Error, OpId};
+use smallvec::SmallVec;
+
+use crate::spec::{HandleKey, Order};
+
+/// Why an op failed: the error, and the op that caused it when the failure
+/// comes from a failed input (a consumer of a handle whose producer failed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The error reported for this op.
+    pub error: Error,
+    /// The failed op this failure stems from, if any.
+    pub caused_by: Option<OpId>,
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        Failure { error, caused_by: None }
+    }
+}
+
+/// The work of an op.
+pub(crate) type BoxedJob = Box<dyn FnOnce() -> Result<(), Failure> + Send + 'static>;
+
+/// Lifecycle of a node. Only forward transitions happen:
+/// `WAITING -> READY -> RUNNING -> DONE | FAILED`.
+pub(crate) mod state {
+    /// Dependencies outstanding.
+    pub(crate) const WAITING: u8 = 0;
+    /// Queued; whoever wins the CAS to `RUNNING` runs it.
+    pub(crate) const READY: u8 = 1;
+    /// Being executed.
+    pub(crate) const RUNNING: u8 = 2;
+    /// Finished successfully.
+    pub(crate) const DONE: u8 = 3;
+    /// Finished with a failure.
+    pub(crate) const FAILED: u8 = 4;
+}
+
+/// What the ordering bookkeeping must undo when the op completes.
+#[derive(Debug, Default)]
+pub(crate) struct Role {
+    pub(crate) mutation_ordinal: Option<u64>,
+    pub(crate) floor_advance: bool,
+    pub(crate) uses: SmallVec<[HandleKey; 2]>,
+    pub(crate) produces: Option<HandleKey>,
+}
+
+impl Role {
+    pub(crate) fn new(order: &Order, uses: &[HandleKey], produces: Option<HandleKey>) -> Role {
+        Role {
+            mutation_ordinal: match order {
+                Order::Mutation { ordinal, .. } => Some(*ordinal),
+                _ => None,
+            },
+            floor_advance: matches!(order, Order::FloorAdvance { .. }),
+            uses: SmallVec::from_slice(uses),
+            produces,
+        }
+    }
+}
+
+pub(crate) struct Node {
+    pub(crate) id: OpId,
+    pub(crate) state: AtomicU8,
+    /// Outstanding dependencies, plus one held during registration so the
+    /// node cannot become ready before all its edges exist.
+    pub(crate) pending: AtomicU32,
+    /// Threads blocked waiting for this node; completion notifies only when
+    /// non-zero.
+    pub(crate) waiters: AtomicU32,
+    pub(crate) job: Mutex<Option<BoxedJob>>,
+    /// Ids this node waited for when it was submitted (for the lowest
+    /// pending op of a chain). Set once, during submission.
+    pub(crate) deps: OnceLock<Box<[OpId]>>,
+    /// Nodes waiting for this one. Pushed to and drained under the ordering
+    /// lock, so no edge is added after completion.
+    pub(crate) dependents: Mutex<SmallVec<[Arc<Node>; 2]>>,
+    pub(crate) failure: OnceLock<Failure>,
+    /// `None` for ops without ordering relations: they skip the ordering
+    /// lock entirely.
+    pub(crate) role: Option<Role>,
+}
+
+impl Node {
+    pub(crate) fn new(id: OpId, job: BoxedJob, role: Option<Role>) -> Node {
+        Node {
+            id,
+            state: AtomicU8::new(state::WAITING),
+            pending: AtomicU32::new(1),
+            waiters: AtomicU32::new(0),
+            job: Mutex::new(Some(job)),
+            deps: OnceLock::new(),
+            dependents: Mutex::new(SmallVec::new()),
+            failure: OnceLock::new(),
+            role,
+        }
+    }
+
+    pub(crate) fn load_state(&self) -> u8 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn is_complete(&self) -> bool {
+        self.load_state() >= state::DONE
+    }
+
+    /// Drops one outstanding dependency; true when this made the node ready.
+    pub(crate) fn release_dependency(&self) -> bool {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.state.store(state::READY, Ordering::Release);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Claims the node for execution; false when someone else did.
+    pub(crate) fn claim(&self) -> bool {
+        self.state.compare_exchange(state::READY, state::RUNNING, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    pub(crate) fn take_job(&self) -> Option<BoxedJob> {
+        self.job.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    pub(crate) fn deps(&self) -> &[OpId] {
+        self.deps.get().map(|d| &d[..]).unwrap_or(&[])
+    }
+}

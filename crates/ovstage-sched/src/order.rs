@@ -1,0 +1,182 @@
+//! Ordering bookkeeping: which pending ops a new op must wait for.
+//!
+//! All of it lives behind one mutex that is held only while an op is
+//! submitted or completes, never while a job runs. Every node referenced
+//! here is pending (submitted, not yet completed): completion removes it
+//! under the same lock, so a new op never gains an edge to a finished one.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use smallvec::SmallVec;
+
+use crate::node::Node;
+use crate::spec::{CellKey, Cells, FloorScope, HandleKey, OpSpec, Order};
+
+/// Pending mutations at one ordinal: the tail of each cell key's chain, and
+/// the tail of the all-cells chain.
+#[derive(Default)]
+struct Bucket {
+    all: Option<Arc<Node>>,
+    cells: SmallVec<[(CellKey, Arc<Node>); 4]>,
+}
+
+impl Bucket {
+    fn is_empty(&self) -> bool {
+        self.all.is_none() && self.cells.is_empty()
+    }
+}
+
+/// The most recent floor advance, while pending.
+struct FloorTail {
+    node: Arc<Node>,
+}
+
+#[derive(Default)]
+struct HandleTrack {
+    producer: Option<Arc<Node>>,
+    users: SmallVec<[Arc<Node>; 2]>,
+}
+
+#[derive(Default)]
+pub(crate) struct OrderState {
+    buckets: BTreeMap<u64, Bucket>,
+    floor_tail: Option<FloorTail>,
+    /// Highest ordinal of any `All`-scope floor advance submitted so far.
+    /// Mutations at or below it are never submitted afterwards (see
+    /// [`Order::FloorAdvance`]), so buckets at or below it only hold
+    /// mutations the chain of advances already waits for.
+    sealed_all: Option<u64>,
+    handles: HashMap<HandleKey, HandleTrack>,
+}
+
+fn push_dep(deps: &mut SmallVec<[Arc<Node>; 4]>, node: &Arc<Node>) {
+    if !deps.iter().any(|d| Arc::ptr_eq(d, node)) {
+        deps.push(node.clone());
+    }
+}
+
+impl OrderState {
+    /// Records `node` (described by `spec`) and returns the pending ops it
+    /// must wait for.
+    pub(crate) fn register(&mut self, node: &Arc<Node>, spec: &OpSpec) -> SmallVec<[Arc<Node>; 4]> {
+        let mut deps = SmallVec::new();
+        match &spec.order {
+            Order::Independent => {}
+            Order::Mutation { ordinal, cells } => {
+                let bucket = self.buckets.entry(*ordinal).or_default();
+                if let Some(all) = &bucket.all {
+                    push_dep(&mut deps, all);
+                }
+                match cells {
+                    Cells::All => {
+                        for (_, tail) in bucket.cells.drain(..) {
+                            push_dep(&mut deps, &tail);
+                        }
+                        bucket.all = Some(node.clone());
+                    }
+                    Cells::Keys(keys) => {
+                        for key in keys {
+                            match bucket.cells.iter_mut().find(|(k, _)| k == key) {
+                                // A key listed twice: already this op's.
+                                Some((_, tail)) if Arc::ptr_eq(tail, node) => {}
+                                Some((_, tail)) => {
+                                    push_dep(&mut deps, tail);
+                                    *tail = node.clone();
+                                }
+                                None => bucket.cells.push((*key, node.clone())),
+                            }
+                        }
+                    }
+                }
+            }
+            Order::FloorAdvance { ordinal, scope } => {
+                if let Some(tail) = &self.floor_tail {
+                    push_dep(&mut deps, &tail.node);
+                }
+                let lower = match self.sealed_all {
+                    Some(sealed) if sealed >= *ordinal => None,
+                    Some(sealed) => Some(sealed + 1),
+                    None => Some(0),
+                };
+                if let Some(lower) = lower {
+                    for bucket in self.buckets.range(lower..=*ordinal).map(|(_, b)| b) {
+                        if let Some(all) = &bucket.all {
+                            push_dep(&mut deps, all);
+                        }
+                        for (key, tail) in &bucket.cells {
+                            // A tail touching several keys is in scope when any
+                            // of them is; checking each key it is filed under
+                            // finds it.
+                            if scope.covers_key(*key) {
+                                push_dep(&mut deps, tail);
+                            }
+                        }
+                    }
+                }
+                if matches!(scope, FloorScope::All) {
+                    self.sealed_all = Some(self.sealed_all.map_or(*ordinal, |s| s.max(*ordinal)));
+                }
+                self.floor_tail = Some(FloorTail { node: node.clone() });
+            }
+            Order::AfterFloors => {
+                if let Some(tail) = &self.floor_tail {
+                    push_dep(&mut deps, &tail.node);
+                }
+            }
+        }
+        for handle in &spec.uses {
+            let track = self.handles.entry(*handle).or_default();
+            if let Some(producer) = &track.producer {
+                push_dep(&mut deps, producer);
+            }
+            track.users.push(node.clone());
+        }
+        if let Some(handle) = spec.releases
+            && let Some(track) = self.handles.remove(&handle)
+        {
+            if let Some(producer) = &track.producer {
+                push_dep(&mut deps, producer);
+            }
+            for user in &track.users {
+                if !Arc::ptr_eq(user, node) {
+                    push_dep(&mut deps, user);
+                }
+            }
+        }
+        if let Some(handle) = spec.produces {
+            self.handles.entry(handle).or_default().producer = Some(node.clone());
+        }
+        deps
+    }
+
+    /// Removes every trace of a completed node.
+    pub(crate) fn complete(&mut self, node: &Arc<Node>) {
+        let Some(role) = &node.role else { return };
+        if let Some(ordinal) = role.mutation_ordinal
+            && let Some(bucket) = self.buckets.get_mut(&ordinal)
+        {
+            if bucket.all.as_ref().is_some_and(|a| Arc::ptr_eq(a, node)) {
+                bucket.all = None;
+            }
+            bucket.cells.retain(|(_, tail)| !Arc::ptr_eq(tail, node));
+            if bucket.is_empty() {
+                self.buckets.remove(&ordinal);
+            }
+        }
+        if role.floor_advance && self.floor_tail.as_ref().is_some_and(|t| Arc::ptr_eq(&t.node, node)) {
+            self.floor_tail = None;
+        }
+        for handle in role.uses.iter().chain(role.produces.iter()) {
+            if let Some(track) = self.handles.get_mut(handle) {
+                if track.producer.as_ref().is_some_and(|p| Arc::ptr_eq(p, node)) {
+                    track.producer = None;
+                }
+                track.users.retain(|u| !Arc::ptr_eq(u, node));
+                if track.producer.is_none() && track.users.is_empty() {
+                    self.handles.remove(handle);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,464 @@
+//! The scheduler: submission, execution, completion, wait, poll, release.
+
+use std::cell::Cell;
+use std::num::NonZeroUsize;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{Ordering, fence};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+use ovstage_types::{Error, OpId, Status, Timeout};
+use smallvec::SmallVec;
+
+use crate::lanes::{LaneContext, LanePool, LaneShared};
+use crate::node::{Failure, Node, Role, state};
+use crate::order::OrderState;
+use crate::spec::OpSpec;
+use crate::table::OpTable;
+
+/// The work of an op: runs once on some lane (or on a thread waiting for
+/// it) and reports success or a [`Failure`].
+pub type Job = Box<dyn FnOnce() -> Result<(), Failure> + Send + 'static>;
+
+/// How many worker lanes to run.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Lanes {
+    /// One per available core.
+    #[default]
+    Auto,
+    /// Exactly this many. One lane executes every op of the instance one at
+    /// a time (a serialized lane), including ops run by waiting threads.
+    Fixed(NonZeroUsize),
+}
+
+impl Lanes {
+    /// The resolved lane count.
+    pub fn count(self) -> usize {
+        match self {
+            Lanes::Auto => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+            Lanes::Fixed(n) => n.get(),
+        }
+    }
+
+    /// A fixed count; 0 is treated as 1.
+    pub fn fixed(n: usize) -> Lanes {
+        Lanes::Fixed(NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN))
+    }
+}
+
+/// Scheduler settings.
+#[derive(Clone, Debug, Default)]
+pub struct SchedulerConfig {
+    /// Worker lane count.
+    pub lanes: Lanes,
+    /// Prefix of the lane threads' names.
+    pub thread_name: Option<String>,
+}
+
+/// Why a wait did not report success.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WaitError {
+    /// The op is still pending; `lowest_pending` is the lowest pending op id
+    /// in its dependency chain (possibly the op itself).
+    Timeout {
+        /// Lowest pending op of the chain.
+        lowest_pending: OpId,
+    },
+    /// The op failed. `ops` lists the failed ops to report: the op whose
+    /// failure caused this one first (when known and still tracked), then
+    /// the op itself. Messages come from [`Scheduler::failure`].
+    Failed {
+        /// Failed op ids, root cause first.
+        ops: SmallVec<[OpId; 2]>,
+    },
+    /// The id is unknown, released, or invalid.
+    Unknown(Error),
+}
+
+impl WaitError {
+    /// The contract status of this outcome.
+    pub fn status(&self) -> Status {
+        match self {
+            WaitError::Timeout { .. } => Status::Timeout,
+            WaitError::Failed { .. } => Status::OpFailed,
+            WaitError::Unknown(e) => e.status(),
+        }
+    }
+}
+
+thread_local! {
+    static ON_LANE: Cell<bool> = const { Cell::new(false) };
+}
+
+const WAIT_SHARDS: usize = 64;
+/// Polls of the state word before a waiter blocks on a condvar.
+const WAIT_SPINS: u32 = 256;
+/// Upper bound on nodes a helping waiter inspects per search.
+const HELP_SEARCH_LIMIT: usize = 4096;
+
+struct Shared {
+    table: OpTable,
+    order: Mutex<OrderState>,
+    waits: Box<[(Mutex<()>, Condvar)]>,
+    /// Present with one lane: every execution holds it, so ops never overlap.
+    serial: Option<Mutex<()>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic payload".to_owned()
+    }
+}
+
+impl Shared {
+    fn shard(&self, id: OpId) -> &(Mutex<()>, Condvar) {
+        &self.waits[(id.get() as usize) % WAIT_SHARDS]
+    }
+
+    /// Runs a node if it can still be claimed, then completes it.
+    fn execute(&self, node: &Arc<Node>, ctx: &LaneContext<'_>) {
+        if !node.claim() {
+            return;
+        }
+        let job = node.take_job();
+        let result = {
+            let _serial = self.serial.as_ref().map(lock);
+            match job {
+                Some(job) => catch_unwind(AssertUnwindSafe(job)).unwrap_or_else(|payload| {
+                    Err(Failure::from(Error::internal(format!(
+                        "{} panicked while executing: {}",
+                        node.id,
+                        panic_message(&*payload)
+                    ))))
+                }),
+                None => Err(Failure::from(Error::internal(format!("{} had no job to run", node.id)))),
+            }
+        };
+        self.complete(node, result, ctx);
+    }
+
+    fn complete(&self, node: &Arc<Node>, result: Result<(), Failure>, ctx: &LaneContext<'_>) {
+        let final_state = match result {
+            Ok(()) => state::DONE,
+            Err(failure) => {
+                let _ = node.failure.set(failure);
+                state::FAILED
+            }
+        };
+        let dependents = if node.role.is_some() {
+            let mut order = lock(&self.order);
+            order.complete(node);
+            node.state.store(final_state, Ordering::Release);
+            std::mem::take(&mut *lock(&node.dependents))
+        } else {
+            node.state.store(final_state, Ordering::Release);
+            SmallVec::new()
+        };
+        for dependent in dependents {
+            if dependent.release_dependency() {
+                ctx.push(dependent);
+            }
+        }
+        fence(Ordering::SeqCst);
+        if node.waiters.load(Ordering::SeqCst) > 0 {
+            let (m, cv) = self.shard(node.id);
+            let _guard = lock(m);
+            cv.notify_all();
+        }
+    }
+
+    /// A ready node in `root`'s dependency chain (or `root` itself).
+    fn find_ready(&self, root: &Arc<Node>) -> Option<Arc<Node>> {
+        let mut stack: SmallVec<[Arc<Node>; 16]> = SmallVec::new();
+        let mut seen: SmallVec<[OpId; 16]> = SmallVec::new();
+        stack.push(root.clone());
+        while let Some(node) = stack.pop() {
+            if seen.len() >= HELP_SEARCH_LIMIT {
+                return None;
+            }
+            seen.push(node.id);
+            match node.load_state() {
+                state::READY => return Some(node),
+                state::WAITING => {
+                    let table = self.table.read();
+                    for dep in node.deps() {
+                        if !seen.contains(dep)
+                            && let Some(d) = table.get(*dep)
+                            && !d.is_complete()
+                        {
+                            stack.push(d.clone());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The lowest pending op id in `root`'s dependency chain.
+    fn lowest_pending(&self, root: &Arc<Node>) -> OpId {
+        let mut lowest = root.id;
+        let mut stack: SmallVec<[OpId; 16]> = SmallVec::from_slice(root.deps());
+        let mut seen: SmallVec<[OpId; 16]> = SmallVec::new();
+        let table = self.table.read();
+        while let Some(id) = stack.pop() {
+            if seen.contains(&id) || seen.len() >= HELP_SEARCH_LIMIT {
+                continue;
+            }
+            seen.push(id);
+            if let Some(node) = table.get(id)
+                && !node.is_complete()
+            {
+                lowest = lowest.min(id);
+                stack.extend_from_slice(node.deps());
+            }
+        }
+        lowest
+    }
+
+    /// Blocks until `node` completes or `deadline` passes.
+    fn block(&self, node: &Node, deadline: Option<Instant>) {
+        for _ in 0..WAIT_SPINS {
+            if node.is_complete() {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        node.waiters.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        let (m, cv) = self.shard(node.id);
+        let mut guard = lock(m);
+        while !node.is_complete() {
+            match deadline {
+                None => guard = cv.wait(guard).unwrap_or_else(|e| e.into_inner()),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        break;
+                    }
+                    guard = cv.wait_timeout(guard, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
+                }
+            }
+        }
+        drop(guard);
+        node.waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    fn outcome(&self, node: &Node) -> Result<(), WaitError> {
+        match node.load_state() {
+            state::DONE => Ok(()),
+            state::FAILED => {
+                let mut ops = SmallVec::new();
+                if let Some(cause) = node.failure.get().and_then(|f| f.caused_by)
+                    && cause != node.id
+                    && self.table.read().get(cause).is_some()
+                {
+                    ops.push(cause);
+                }
+                // (Callers never hold the table lock here: a second read lock
+                // on the same thread can deadlock behind a queued writer.)
+                ops.push(node.id);
+                Err(WaitError::Failed { ops })
+            }
+            _ => Err(WaitError::Timeout { lowest_pending: node.id }),
+        }
+    }
+}
+
+/// The scheduler of one stage: an op table, ordering bookkeeping and a pool
+/// of worker lanes.
+pub struct Scheduler {
+    shared: Arc<Shared>,
+    pool: LanePool,
+    lanes: usize,
+}
+
+impl Scheduler {
+    /// Starts a scheduler and its lanes.
+    pub fn new(config: &SchedulerConfig) -> Scheduler {
+        let lanes = config.lanes.count().max(1);
+        let shared = Arc::new(Shared {
+            table: OpTable::default(),
+            order: Mutex::new(OrderState::default()),
+            waits: (0..WAIT_SHARDS).map(|_| (Mutex::new(()), Condvar::new())).collect(),
+            serial: (lanes == 1).then(|| Mutex::new(())),
+        });
+        let runner = shared.clone();
+        let name = config.thread_name.as_deref().unwrap_or("ovstage");
+        let pool = LanePool::start(lanes, name, move |node, ctx| {
+            ON_LANE.with(|on| on.set(true));
+            runner.execute(&node, ctx);
+        });
+        Scheduler { shared, pool, lanes }
+    }
+
+    /// The number of worker lanes.
+    pub fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    fn injector(&self) -> &LaneShared {
+        &self.pool.shared
+    }
+
+    /// Submits an op. It runs once every op it depends on (per `spec`) has
+    /// completed; the returned id is valid at once.
+    pub fn submit(&self, spec: &OpSpec, job: Job) -> OpId {
+        match self.submit_checked(spec, job, || Ok::<(), std::convert::Infallible>(())) {
+            Ok(id) => id,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Submits an op after `check` accepts it, atomically with respect to
+    /// every other ordered submission: `check` runs while the ordering state
+    /// is locked, so state it reads and updates (the stage's submitted write
+    /// floors) agrees with the order ops are registered in. On rejection
+    /// nothing is submitted and `job` is dropped. Keep `check` short.
+    pub fn submit_checked<E>(&self, spec: &OpSpec, job: Job, check: impl FnOnce() -> Result<(), E>) -> Result<OpId, E> {
+        let shared = &self.shared;
+        let node = if spec.is_ordered() {
+            let role = Role::new(&spec.order, &spec.uses, spec.produces);
+            let mut order = lock(&shared.order);
+            check()?;
+            let node = shared.table.write().insert_new(|id| Node::new(id, job, Some(role)));
+            let deps = order.register(&node, spec);
+            let mut ids = Vec::with_capacity(deps.len());
+            for dep in deps {
+                lock(&dep.dependents).push(node.clone());
+                node.pending.fetch_add(1, Ordering::AcqRel);
+                ids.push(dep.id);
+            }
+            let _ = node.deps.set(ids.into_boxed_slice());
+            node
+        } else {
+            check()?;
+            let node = shared.table.write().insert_new(|id| Node::new(id, job, None));
+            let _ = node.deps.set(Box::new([]));
+            node
+        };
+        let id = node.id;
+        if node.release_dependency() {
+            self.injector().push(node);
+        }
+        Ok(id)
+    }
+
+    /// Waits for `op` (and so for everything it depends on).
+    ///
+    /// `Timeout::POLL` only looks; `Timeout::INFINITE` runs ready ops of the
+    /// chain on the calling thread while it waits; a finite timeout blocks
+    /// at most that long.
+    pub fn wait(&self, op: OpId, timeout: Timeout) -> Result<(), WaitError> {
+        let shared = &*self.shared;
+        let node = {
+            let table = shared.table.read();
+            let Some(node) = table.get(op) else {
+                return Err(WaitError::Unknown(unknown_op(op)));
+            };
+            if node.load_state() == state::DONE {
+                return Ok(());
+            }
+            node.clone()
+        };
+        if node.is_complete() {
+            return shared.outcome(&node);
+        }
+        if timeout.is_poll() {
+            return Err(WaitError::Timeout { lowest_pending: shared.lowest_pending(&node) });
+        }
+        let deadline = timeout.as_duration().map(|d| Instant::now() + d);
+        if deadline.is_none() && !ON_LANE.with(Cell::get) {
+            let ctx = LaneContext { local: None, shared: self.injector() };
+            while !node.is_complete() {
+                match shared.find_ready(&node) {
+                    Some(ready) => shared.execute(&ready, &ctx),
+                    None => break,
+                }
+            }
+        }
+        shared.block(&node, deadline);
+        match shared.outcome(&node) {
+            Err(WaitError::Timeout { .. }) => Err(WaitError::Timeout { lowest_pending: shared.lowest_pending(&node) }),
+            other => other,
+        }
+    }
+
+    /// Whether `op` has completed (successfully or not); `None` when the id
+    /// is unknown or released. One lookup and one atomic load.
+    pub fn is_complete(&self, op: OpId) -> Option<bool> {
+        self.shared.table.read().get(op).map(|n| n.is_complete())
+    }
+
+    /// The failure recorded for `op`, if it failed and is not released.
+    pub fn failure(&self, op: OpId) -> Option<Failure> {
+        self.shared.table.read().get(op).and_then(|n| n.failure.get().cloned())
+    }
+
+    /// Forgets a completed op. Releasing a pending op is `OP_FAILED` (as in
+    /// the reference) and an unknown or already released id is
+    /// `INVALID_HANDLE`.
+    pub fn release(&self, op: OpId) -> Result<(), Error> {
+        let mut table = self.shared.table.write();
+        match table.get(op) {
+            None => Err(Error::invalid_handle(format!("release_op: {op} is unknown or already released"))),
+            Some(node) if !node.is_complete() => Err(Error::new(
+                Status::OpFailed,
+                format!("release_op: {op} has not completed; wait for it before releasing it"),
+            )),
+            Some(_) => {
+                table.remove(op);
+                Ok(())
+            }
+        }
+    }
+
+    /// Number of ops that are tracked (submitted and not released).
+    pub fn tracked_ops(&self) -> usize {
+        self.shared.table.read().len()
+    }
+
+    /// Number of tracked ops that have not completed.
+    pub fn pending_ops(&self) -> usize {
+        self.shared.table.read().live().filter(|n| !n.is_complete()).count()
+    }
+
+    /// Runs every outstanding op to completion. Returns at once when called
+    /// from a lane (a lane cannot wait for the op it is running).
+    pub fn drain(&self) {
+        if ON_LANE.with(Cell::get) {
+            return;
+        }
+        loop {
+            let pending: Vec<OpId> =
+                self.shared.table.read().live().filter(|n| !n.is_complete()).map(|n| n.id).collect();
+            if pending.is_empty() {
+                return;
+            }
+            for id in pending {
+                let _ = self.wait(id, Timeout::INFINITE);
+            }
+        }
+    }
+}
+
+impl Drop for Scheduler {
+    /// Finishes every outstanding op, then stops and joins the lanes.
+    fn drop(&mut self) {
+        self.drain();
+        self.pool.shutdown();
+    }
+}
+
+fn unknown_op(op: OpId) -> Error {
+    Error::invalid_argument(format!("wait_op: {op} is unknown or was released"))
+}

@@ -1,0 +1,155 @@
+//! How an op orders against others: the input to dependency computation.
+
+use smallvec::SmallVec;
+
+/// An opaque key naming what a mutation touches, chosen by the caller (the
+/// stage uses one key per canonical attribute).
+pub type CellKey = u64;
+
+/// An opaque key naming a handle whose producer, users and release order.
+pub type HandleKey = u64;
+
+/// The cells a mutation touches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cells {
+    /// Only these keys.
+    Keys(SmallVec<[CellKey; 2]>),
+    /// Every key (a whole-prim delete, a clone).
+    All,
+}
+
+impl Cells {
+    /// One key.
+    pub fn one(key: CellKey) -> Cells {
+        Cells::Keys(SmallVec::from_slice(&[key]))
+    }
+}
+
+/// Which mutations a floor advance waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FloorScope {
+    /// Every mutation.
+    All,
+    /// Mutations touching one of these keys.
+    Include(SmallVec<[CellKey; 4]>),
+    /// Mutations touching a key other than these.
+    Exclude(SmallVec<[CellKey; 4]>),
+}
+
+impl FloorScope {
+    /// Whether a mutation touching only `key` is in this scope.
+    pub(crate) fn covers_key(&self, key: CellKey) -> bool {
+        match self {
+            FloorScope::All => true,
+            FloorScope::Include(keys) => keys.contains(&key),
+            FloorScope::Exclude(keys) => !keys.contains(&key),
+        }
+    }
+}
+
+/// The ordering class of an op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// No ordinal ordering.
+    Independent,
+    /// A write, delete, map commit or clone at `ordinal` touching `cells`.
+    Mutation {
+        /// The mutation's ordinal.
+        ordinal: u64,
+        /// What it touches.
+        cells: Cells,
+    },
+    /// A write-floor advance to `ordinal`.
+    ///
+    /// Precondition kept by the caller: once an `All`-scope advance to `M`
+    /// is submitted, no mutation at an ordinal `<= M` is submitted (the
+    /// stage rejects those at enqueue as floor violations). The scheduler
+    /// relies on it to make a run of advances cost O(1) each.
+    FloorAdvance {
+        /// The new floor.
+        ordinal: u64,
+        /// The mutations it waits for.
+        scope: FloorScope,
+    },
+    /// Runs after every floor advance submitted before it (reads of sealed
+    /// data, floor queries).
+    AfterFloors,
+}
+
+/// Everything the scheduler needs to know to order one op.
+#[derive(Clone, Debug)]
+pub struct OpSpec {
+    /// The ordering class.
+    pub order: Order,
+    /// Handles this op consumes: it runs after their producers.
+    pub uses: SmallVec<[HandleKey; 2]>,
+    /// The handle this op produces, if any.
+    pub produces: Option<HandleKey>,
+    /// The handle this op releases: it runs after the producer and every
+    /// op that uses the handle.
+    pub releases: Option<HandleKey>,
+}
+
+impl OpSpec {
+    /// An op with the given ordering class and no handle relations.
+    pub fn new(order: Order) -> OpSpec {
+        OpSpec { order, uses: SmallVec::new(), produces: None, releases: None }
+    }
+
+    /// An independent op.
+    pub fn independent() -> OpSpec {
+        OpSpec::new(Order::Independent)
+    }
+
+    /// Adds a consumed handle.
+    pub fn using(mut self, handle: HandleKey) -> OpSpec {
+        if !self.uses.contains(&handle) {
+            self.uses.push(handle);
+        }
+        self
+    }
+
+    /// Sets the produced handle.
+    pub fn producing(mut self, handle: HandleKey) -> OpSpec {
+        self.produces = Some(handle);
+        self
+    }
+
+    /// Sets the released handle.
+    pub fn releasing(mut self, handle: HandleKey) -> OpSpec {
+        self.releases = Some(handle);
+        self
+    }
+
+    /// Whether the op takes part in any ordering relation; ops that do not
+    /// skip the ordering bookkeeping entirely.
+    pub(crate) fn is_ordered(&self) -> bool {
+        !matches!(self.order, Order::Independent)
+            || !self.uses.is_empty()
+            || self.produces.is_some()
+            || self.releases.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smallvec::smallvec;
+
+    #[test]
+    fn scope_coverage() {
+        assert!(FloorScope::All.covers_key(7));
+        assert!(FloorScope::Include(smallvec![1, 2]).covers_key(2));
+        assert!(!FloorScope::Include(smallvec![3]).covers_key(1));
+        assert!(!FloorScope::Exclude(smallvec![1]).covers_key(1));
+        assert!(FloorScope::Exclude(smallvec![1]).covers_key(2));
+    }
+
+    #[test]
+    fn only_related_ops_are_ordered() {
+        assert!(!OpSpec::independent().is_ordered());
+        assert!(OpSpec::independent().using(3).is_ordered());
+        assert!(OpSpec::new(Order::AfterFloors).is_ordered());
+        assert!(OpSpec::new(Order::Mutation { ordinal: 1, cells: Cells::one(1) }).is_ordered());
+    }
+}

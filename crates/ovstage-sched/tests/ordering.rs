@@ -1,0 +1,300 @@
+//! The scheduler's ordering rules, each shown by an op that cannot finish
+//! while the op it must follow is held back by a gate, and by ops that can.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ovstage_sched::{Cells, FloorScope, Job, Lanes, OpSpec, Order, Scheduler, SchedulerConfig, WaitError};
+use ovstage_types::{Error, OpId, Status, Timeout};
+use smallvec::smallvec;
+
+const SHORT: Timeout = Timeout::from_nanos(30_000_000);
+const LONG: Timeout = Timeout::from_nanos(10_000_000_000);
+
+fn sched(lanes: usize) -> Scheduler {
+    Scheduler::new(&SchedulerConfig { lanes: Lanes::fixed(lanes), thread_name: None })
+}
+
+fn noop() -> Job {
+    Box::new(|| Ok(()))
+}
+
+/// A job that blocks until the returned sender is used (or dropped).
+fn gated() -> (Job, Sender<()>) {
+    let (tx, rx): (Sender<()>, Receiver<()>) = channel();
+    (
+        Box::new(move || {
+            let _ = rx.recv();
+            Ok(())
+        }),
+        tx,
+    )
+}
+
+fn logging(log: &Arc<Mutex<Vec<u32>>>, tag: u32) -> Job {
+    let log = log.clone();
+    Box::new(move || {
+        log.lock().unwrap().push(tag);
+        Ok(())
+    })
+}
+
+fn mutation(ordinal: u64, key: u64) -> OpSpec {
+    OpSpec::new(Order::Mutation { ordinal, cells: Cells::one(key) })
+}
+
+fn is_pending(s: &Scheduler, op: OpId) -> bool {
+    matches!(s.wait(op, SHORT), Err(WaitError::Timeout { .. }))
+}
+
+#[test]
+fn same_ordinal_same_key_runs_in_submission_order() {
+    let s = sched(2);
+    let (job, gate) = gated();
+    let first = s.submit(&mutation(5, 1), job);
+    let second = s.submit(&mutation(5, 1), noop());
+    assert!(is_pending(&s, second), "second same-cell mutation ran before the first");
+    assert_eq!(s.wait(second, Timeout::POLL), Err(WaitError::Timeout { lowest_pending: first }));
+    gate.send(()).unwrap();
+    assert_eq!(s.wait(second, LONG), Ok(()));
+    assert_eq!(s.wait(first, Timeout::POLL), Ok(()));
+}
+
+#[test]
+fn same_ordinal_other_key_and_other_ordinal_are_independent() {
+    let s = sched(2);
+    let (job, gate) = gated();
+    let _blocked = s.submit(&mutation(5, 1), job);
+    let other_key = s.submit(&mutation(5, 2), noop());
+    let other_ordinal = s.submit(&mutation(6, 1), noop());
+    assert_eq!(s.wait(other_key, LONG), Ok(()));
+    assert_eq!(s.wait(other_ordinal, LONG), Ok(()));
+    gate.send(()).unwrap();
+}
+
+#[test]
+fn whole_prim_mutation_orders_with_every_key_at_its_ordinal() {
+    let s = sched(2);
+    let (job, gate) = gated();
+    let first = s.submit(&mutation(3, 9), job);
+    let all = s.submit(&OpSpec::new(Order::Mutation { ordinal: 3, cells: Cells::All }), noop());
+    let after = s.submit(&mutation(3, 4), noop());
+    assert!(is_pending(&s, all));
+    assert!(is_pending(&s, after), "a key mutation after an all-cells one must follow it");
+    gate.send(()).unwrap();
+    assert_eq!(s.wait(after, LONG), Ok(()));
+    assert_eq!(s.wait(all, Timeout::POLL), Ok(()));
+    assert_eq!(s.wait(first, Timeout::POLL), Ok(()));
+}
+
+#[test]
+fn floor_advance_waits_for_mutations_at_or_below_it_in_scope() {
+    // Gated jobs hold a lane each while blocked; leave lanes for the rest.
+    let s = sched(5);
+    let (below, gate_below) = gated();
+    let (above, gate_above) = gated();
+    let (other, gate_other) = gated();
+    let _w4 = s.submit(&mutation(4, 1), below);
+    let _w9 = s.submit(&mutation(9, 1), above);
+    let _w2 = s.submit(&mutation(2, 2), other);
+    // Scope {1}: waits for the key-1 mutation at 4, not the one at 9 and not
+    // the key-2 mutation at 2.
+    let adv =
+        s.submit(&OpSpec::new(Order::FloorAdvance { ordinal: 5, scope: FloorScope::Include(smallvec![1]) }), noop());
+    assert!(is_pending(&s, adv));
+    gate_below.send(()).unwrap();
+    assert_eq!(s.wait(adv, LONG), Ok(()), "advance waited for a mutation above it or out of scope");
+    // An all-scope advance waits for the key-2 mutation at 2 too.
+    let all = s.submit(&OpSpec::new(Order::FloorAdvance { ordinal: 5, scope: FloorScope::All }), noop());
+    assert!(is_pending(&s, all));
+    gate_other.send(()).unwrap();
+    assert_eq!(s.wait(all, LONG), Ok(()));
+    // Exclude {1}: does not wait for key 1 at 9, but an all-scope advance to 9 does.
+    let excl =
+        s.submit(&OpSpec::new(Order::FloorAdvance { ordinal: 9, scope: FloorScope::Exclude(smallvec![1]) }), noop());
+    assert_eq!(s.wait(excl, LONG), Ok(()));
+    let all9 = s.submit(&OpSpec::new(Order::FloorAdvance { ordinal: 9, scope: FloorScope::All }), noop());
+    assert!(is_pending(&s, all9));
+    gate_above.send(()).unwrap();
+    assert_eq!(s.wait(all9, LONG), Ok(()));
+}
+
+#[test]
+fn floor_advances_chain_and_after_floors_ops_follow_them() {
+    let s = sched(2);
+    let (job, gate) = gated();
+    let _w = s.submit(&mutation(1, 1), job);
+    let adv = s.submit(&OpSpec::new(Order::FloorAdvance { ordinal: 1, scope: FloorScope::All }), noop());
+    let adv2 =
+        s.submit(&OpSpec::new(Order::FloorAdvance { ordinal: 7, scope: FloorScope::Include(smallvec![5]) }), noop());
+    let read = s.submit(&OpSpec::new(Order::AfterFloors), noop());
+    let independent = s.submit(&OpSpec::independent(), noop());
+    assert_eq!(s.wait(independent, LONG), Ok(()));
+    assert!(is_pending(&s, adv2), "floor advances run in submission order");
+    assert!(is_pending(&s, read), "an after-floors op ran before a pending advance");
+    assert_eq!(s.wait(read, Timeout::POLL), Err(WaitError::Timeout { lowest_pending: OpId::from_raw(1).unwrap() }));
+    gate.send(()).unwrap();
+    assert_eq!(s.wait(read, LONG), Ok(()));
+    assert_eq!(s.wait(adv, Timeout::POLL), Ok(()));
+}
+
+#[test]
+fn handle_consumers_follow_producer_and_release_follows_users() {
+    let s = sched(2);
+    let (produce, gate_p) = gated();
+    let producer = s.submit(&OpSpec::independent().producing(77), produce);
+    let (consume, gate_c) = gated();
+    let consumer = s.submit(&OpSpec::independent().using(77), consume);
+    let release = s.submit(&OpSpec::independent().releasing(77), noop());
+    let unrelated = s.submit(&OpSpec::independent().using(78), noop());
+    assert_eq!(s.wait(unrelated, LONG), Ok(()));
+    assert!(is_pending(&s, consumer));
+    gate_p.send(()).unwrap();
+    assert_eq!(s.wait(producer, LONG), Ok(()));
+    assert!(is_pending(&s, release), "release ran while a user of the handle was running");
+    gate_c.send(()).unwrap();
+    assert_eq!(s.wait(release, LONG), Ok(()));
+}
+
+#[test]
+fn infinite_wait_runs_the_chain_on_the_calling_thread() {
+    let s = sched(1);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let a = s.submit(&mutation(1, 1), logging(&log, 1));
+    let b = s.submit(&mutation(1, 1), logging(&log, 2));
+    let c = s.submit(&mutation(1, 1), logging(&log, 3));
+    assert_eq!(s.wait(c, Timeout::INFINITE), Ok(()));
+    assert_eq!(*log.lock().unwrap(), vec![1, 2, 3]);
+    for op in [a, b] {
+        assert_eq!(s.wait(op, Timeout::POLL), Ok(()));
+    }
+}
+
+#[test]
+fn failures_are_reported_with_their_cause() {
+    let s = sched(2);
+    let bad =
+        s.submit(&OpSpec::independent().producing(1), Box::new(|| Err(Error::invalid_argument("bad input").into())));
+    let consumer = s.submit(
+        &OpSpec::independent().using(1),
+        Box::new(move || {
+            Err(ovstage_sched::Failure { error: Error::new(Status::OpFailed, "input failed"), caused_by: Some(bad) })
+        }),
+    );
+    assert_eq!(s.wait(bad, LONG), Err(WaitError::Failed { ops: smallvec![bad] }));
+    assert_eq!(s.wait(consumer, LONG), Err(WaitError::Failed { ops: smallvec![bad, consumer] }));
+    // Reported again on every wait until released.
+    assert_eq!(s.wait(consumer, Timeout::POLL), Err(WaitError::Failed { ops: smallvec![bad, consumer] }));
+    assert_eq!(s.failure(bad).unwrap().error.status(), Status::InvalidArgument);
+    assert_eq!(s.failure(consumer).unwrap().caused_by, Some(bad));
+    s.release(bad).unwrap();
+    assert_eq!(s.wait(consumer, Timeout::POLL), Err(WaitError::Failed { ops: smallvec![consumer] }));
+}
+
+#[test]
+fn panicking_job_fails_with_internal() {
+    let s = sched(2);
+    let op = s.submit(&OpSpec::independent(), Box::new(|| panic!("kaboom")));
+    assert!(matches!(s.wait(op, LONG), Err(WaitError::Failed { .. })));
+    let failure = s.failure(op).unwrap();
+    assert_eq!(failure.error.status(), Status::Internal);
+    assert!(failure.error.message().contains("kaboom"), "{}", failure.error);
+    // The lane survives.
+    let next = s.submit(&OpSpec::independent(), noop());
+    assert_eq!(s.wait(next, LONG), Ok(()));
+}
+
+#[test]
+fn ids_increase_release_rules_and_unknown_ids() {
+    let s = sched(2);
+    let (job, gate) = gated();
+    let pending = s.submit(&OpSpec::independent(), job);
+    let ids: Vec<OpId> = (0..10).map(|_| s.submit(&OpSpec::independent(), noop())).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]) && pending < ids[0]);
+    let err = s.release(pending).unwrap_err();
+    assert_eq!(err.status(), Status::OpFailed);
+    gate.send(()).unwrap();
+    s.wait(pending, LONG).unwrap();
+    s.release(pending).unwrap();
+    assert_eq!(s.release(pending).unwrap_err().status(), Status::InvalidHandle);
+    match s.wait(pending, Timeout::POLL) {
+        Err(WaitError::Unknown(e)) => assert_eq!(e.status(), Status::InvalidArgument),
+        other => panic!("{other:?}"),
+    }
+    let never = OpId::from_raw(1 << 40).unwrap();
+    assert!(matches!(s.wait(never, Timeout::INFINITE), Err(WaitError::Unknown(_))));
+    for id in &ids {
+        s.wait(*id, LONG).unwrap();
+        s.release(*id).unwrap();
+    }
+    let fresh = s.submit(&OpSpec::independent(), noop());
+    assert!(fresh > *ids.last().unwrap(), "ids are never reused");
+    assert_eq!(s.tracked_ops(), 1);
+}
+
+#[test]
+fn finite_timeout_bounds_the_wait() {
+    let s = sched(2);
+    let (job, gate) = gated();
+    let op = s.submit(&OpSpec::independent(), job);
+    let start = std::time::Instant::now();
+    assert!(matches!(s.wait(op, Timeout::from(Duration::from_millis(20))), Err(WaitError::Timeout { .. })));
+    assert!(start.elapsed() >= Duration::from_millis(20));
+    gate.send(()).unwrap();
+    assert_eq!(s.wait(op, LONG), Ok(()));
+}
+
+#[test]
+fn one_lane_never_overlaps_ops() {
+    let s = sched(1);
+    let running = Arc::new(AtomicUsize::new(0));
+    let max = Arc::new(AtomicUsize::new(0));
+    let ops: Vec<OpId> = (0..200)
+        .map(|i| {
+            let (running, max) = (running.clone(), max.clone());
+            s.submit(
+                &mutation(i % 7, i % 3),
+                Box::new(move || {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    max.fetch_max(now, Ordering::SeqCst);
+                    std::thread::yield_now();
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    Ok(())
+                }),
+            )
+        })
+        .collect();
+    // Waiting threads help run ops; with one lane they still take turns.
+    std::thread::scope(|scope| {
+        for chunk in ops.chunks(50) {
+            let s = &s;
+            scope.spawn(move || {
+                for op in chunk {
+                    s.wait(*op, Timeout::INFINITE).unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(max.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn drop_finishes_outstanding_work() {
+    let done = Arc::new(AtomicUsize::new(0));
+    {
+        let s = sched(2);
+        for i in 0..100 {
+            let done = done.clone();
+            s.submit(
+                &mutation(i / 10, 1),
+                Box::new(move || {
+                    done.fetch_add(1, Ordering::SeqCst);
+                    Ok(())
+                }),
+            );
+        }
+    }
+    assert_eq!(done.load(Ordering::SeqCst), 100);
+}
