@@ -1,0 +1,120 @@
+//! Small argument types of the stage API.
+
+use ovstage_types::{AttributeMode, OpId, Semantic, Token};
+
+use crate::tensor::Tensor;
+
+/// An attribute named by an interned token or by its text.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AttrRef<'a> {
+    /// An interned token.
+    Token(Token),
+    /// The name's text, interned on use.
+    Name(&'a str),
+}
+
+impl From<Token> for AttrRef<'_> {
+    fn from(t: Token) -> Self {
+        AttrRef::Token(t)
+    }
+}
+
+impl<'a> From<&'a str> for AttrRef<'a> {
+    fn from(s: &'a str) -> Self {
+        AttrRef::Name(s)
+    }
+}
+
+impl<'a> From<&'a String> for AttrRef<'a> {
+    fn from(s: &'a String) -> Self {
+        AttrRef::Name(s)
+    }
+}
+
+/// The result of an enqueue that reserves a handle: the handle (usable at
+/// once as input to later enqueues) and the op that produces its result.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Enqueued<H> {
+    /// The reserved handle.
+    pub handle: H,
+    /// The op producing it.
+    pub op: OpId,
+}
+
+/// Which of the query's prims a write addresses and which payload row each
+/// takes. Logical element `i` is the query's `i`-th prim.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Selection {
+    /// Every prim of the query; payload row `i` for element `i`.
+    #[default]
+    All,
+    /// The first `count` prims; payload row `i` for element `i`.
+    Leading(u32),
+    /// The first `index_map.len()` prims; element `i` takes payload row
+    /// `index_map[i]` (gather, reorder, broadcast).
+    IndexMap(Vec<u32>),
+    /// The first `count` prims, of which only those whose bit is set (bit
+    /// `i % 64` of word `i / 64`) are written; the payload still has a row
+    /// for every element.
+    Mask {
+        /// Logical element count.
+        count: u32,
+        /// At least `ceil(count / 64)` words.
+        bits: Vec<u64>,
+    },
+}
+
+/// The payload of a write.
+#[derive(Debug)]
+pub struct WriteData {
+    pub(crate) tensor: Tensor,
+    pub(crate) selection: Selection,
+    pub(crate) semantic: Semantic,
+    pub(crate) attribute_mode: AttributeMode,
+}
+
+impl WriteData {
+    /// Fixed-size rows: `tensor`'s leading dimension is the row count and
+    /// its tuple width is `dtype.lanes` times any trailing dimensions.
+    pub fn fixed(tensor: Tensor) -> WriteData {
+        WriteData { tensor, selection: Selection::All, semantic: Semantic::None, attribute_mode: AttributeMode::Reject }
+    }
+
+    /// Sets the semantic recorded when the attribute is created.
+    pub fn with_semantic(mut self, semantic: Semantic) -> WriteData {
+        self.semantic = semantic;
+        self
+    }
+
+    /// Sets which prims are written and from which rows.
+    pub fn with_selection(mut self, selection: Selection) -> WriteData {
+        self.selection = selection;
+        self
+    }
+
+    /// Sets what happens on a schema mismatch.
+    pub fn with_attribute_mode(mut self, mode: AttributeMode) -> WriteData {
+        self.attribute_mode = mode;
+        self
+    }
+}
+
+/// One entry of a multi-attribute write.
+#[derive(Debug)]
+pub struct AttributeWrite<'a> {
+    /// The attribute.
+    pub attribute: AttrRef<'a>,
+    /// Its payload.
+    pub data: WriteData,
+}
+
+/// Which attributes a write-floor advance affects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FloorScope<'a> {
+    /// Every attribute, and the floor new attributes start at.
+    All,
+    /// Only these.
+    Include(Vec<AttrRef<'a>>),
+    /// Every known attribute but these (`All` when empty).
+    Exclude(Vec<AttrRef<'a>>),
+}

@@ -1,0 +1,172 @@
+//! Deletes: tombstones for listed attributes, or for whole prims.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
+use ovstage_types::{Error, OpId, Ordinal, PrimPath, QueryHandle, Result, Status};
+use smallvec::SmallVec;
+
+use crate::api::AttrRef;
+use crate::family::{Family, Unsealed};
+use crate::stage::{QueryState, Stage, StageInner, lock};
+use crate::store::column::{Column, Part};
+use crate::store::rows::Rows;
+use crate::write::{Ctx, admission_error, policy_name};
+
+const CALL: &str = "delete_attributes";
+
+impl Stage {
+    /// Enqueues a delete at `ordinal` of the listed attributes on the
+    /// query's prims, or of the whole prims (every attribute, and the prims
+    /// themselves) when `attributes` is empty. Change-range reads report the
+    /// deleted cells as tombstones.
+    pub fn delete_attributes(
+        &self,
+        query: QueryHandle,
+        attributes: &[AttrRef<'_>],
+        ordinal: impl Into<Ordinal>,
+    ) -> Result<OpId> {
+        self.inner.enqueue_delete(query, attributes, ordinal.into().get())
+    }
+}
+
+/// What a delete op removes.
+enum Target {
+    Attributes(Vec<Arc<Family>>),
+    /// Whole prims; with each family's submitted floor when the delete was
+    /// submitted (and the base floor for families created later).
+    Prims {
+        floors: Vec<(u64, u64)>,
+        base: u64,
+    },
+}
+
+impl StageInner {
+    fn enqueue_delete(self: &Arc<Self>, query: QueryHandle, attributes: &[AttrRef<'_>], ordinal: u64) -> Result<OpId> {
+        let q = self.query(query, CALL)?;
+        let prims = q.prims.clone();
+        let owner = self.clone();
+        if attributes.is_empty() {
+            let spec = OpSpec::new(Order::Mutation { ordinal, cells: Cells::All }).using(q.key);
+            let target: Arc<std::sync::Mutex<Option<Target>>> = Arc::default();
+            let job_target = target.clone();
+            let job: Job = Box::new(move || {
+                let target = lock(&job_target).take();
+                let result = match target {
+                    Some(t) => owner.apply_delete(&q, &t, ordinal),
+                    None => Err(Error::internal("delete submitted without its target").into()),
+                };
+                owner.floors.pending_all.fetch_sub(1, Ordering::AcqRel);
+                result
+            });
+            return self.sched.submit_checked(&spec, job, || {
+                let base = self.floors.base_submitted.load(Ordering::Acquire);
+                if ordinal <= base {
+                    return Err(Error::new(
+                        Status::WriteFloorViolation,
+                        format!("{CALL}: ordinal {ordinal} is at or below the write floor {base}"),
+                    )
+                    .with_ordinal(ordinal));
+                }
+                let floors = self.all_families().iter().map(|f| (f.id, self.submitted_floor(f))).collect();
+                *lock(&target) = Some(Target::Prims { floors, base });
+                lock(&self.floors.unsealed_all).push(Unsealed { ordinal, prims: Some(prims.clone()) });
+                self.floors.pending_all.fetch_add(1, Ordering::AcqRel);
+                Ok(())
+            });
+        }
+        let mut families: Vec<Arc<Family>> = Vec::with_capacity(attributes.len());
+        for a in attributes {
+            let family = self.family(self.attr_token(*a, CALL)?)?;
+            if !families.iter().any(|f| Arc::ptr_eq(f, &family)) {
+                families.push(family);
+            }
+        }
+        let spec = OpSpec::new(Order::Mutation {
+            ordinal,
+            cells: Cells::Keys(families.iter().map(|f| f.id).collect::<SmallVec<_>>()),
+        })
+        .using(q.key);
+        let target = Target::Attributes(families.clone());
+        let job: Job = Box::new(move || {
+            let result = owner.apply_delete(&q, &target, ordinal);
+            if let Target::Attributes(families) = &target {
+                for f in families {
+                    f.pending.fetch_sub(1, Ordering::AcqRel);
+                }
+            }
+            result
+        });
+        self.sched.submit_checked(&spec, job, || self.admit_mutation(&families, ordinal, Some(&prims), CALL))
+    }
+
+    fn apply_delete(&self, q: &QueryState, target: &Target, ordinal: u64) -> std::result::Result<(), Failure> {
+        let policy = self.config.admission;
+        let families = match target {
+            Target::Attributes(f) => f.clone(),
+            Target::Prims { .. } => self.all_families(),
+        };
+        // Check every column first; nothing is published unless all pass.
+        let mut plan: Vec<(Arc<Column>, Rows)> = Vec::new();
+        for family in &families {
+            let ctx = Ctx { call: CALL, attribute: &family.name_text, ordinal };
+            for column in family.columns() {
+                let guard = column.lock();
+                let rows: Vec<u32> =
+                    q.prims.iter().filter_map(|p| guard.row_of(*p)).filter(|r| guard.live_at_latest(*r)).collect();
+                if rows.is_empty() {
+                    continue;
+                }
+                if let Target::Prims { floors, base } = target {
+                    let floor = floors.iter().find(|(id, _)| *id == family.id).map_or(*base, |(_, f)| *f);
+                    if ordinal <= floor {
+                        return Err(ctx
+                            .err(
+                                Status::WriteFloorViolation,
+                                format!("ordinal {ordinal} is at or below the attribute's write floor {floor}"),
+                            )
+                            .with_prim(self.describe(guard.prim_of(rows[0])))
+                            .into());
+                    }
+                }
+                let rows = Rows::from_vec(rows);
+                if let Err(c) = guard.admission(&rows, ordinal, policy) {
+                    let prim = guard.prim_of(rows.get(c.element));
+                    return Err(admission_error(&ctx, c.ordinal, policy).with_prim(self.describe(prim)).into());
+                }
+                drop(guard);
+                plan.push((column, rows));
+            }
+        }
+        let mut removed: Vec<PrimPath> = Vec::new();
+        if matches!(target, Target::Prims { .. }) {
+            let table = lock(&self.prims);
+            for p in q.prims.iter().filter(|p| table.is_live(**p)) {
+                if let Some(blocking) = table.blocking_event(*p, ordinal, policy) {
+                    return Err(Error::new(
+                        Status::WriteFloorViolation,
+                        format!(
+                            "{CALL}: ordinal conflict: deleting the prim at {ordinal} would precede its lifecycle change at {blocking} (admission {})",
+                            policy_name(policy)
+                        ),
+                    )
+                    .with_prim(self.describe(*p))
+                    .with_ordinal(ordinal)
+                    .into());
+                }
+                removed.push(*p);
+            }
+        }
+        for (column, rows) in plan {
+            column.lock().publish(ordinal, Part::Delete { rows });
+        }
+        if !removed.is_empty() {
+            let mut table = lock(&self.prims);
+            for p in removed {
+                table.remove(p, ordinal);
+            }
+        }
+        Ok(())
+    }
+}

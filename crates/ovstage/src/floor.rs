@@ -1,0 +1,223 @@
+//! Write-floor advances, ordinal queries, and the retention trim that runs
+//! when the global floor moves.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ovstage_sched::{CellKey, Failure, FloorScope as SchedScope, Job, OpSpec, Order, WaitError};
+use ovstage_types::{Error, OpId, Ordinal, OrdinalQueryHandle, Result, Status, Timeout};
+use smallvec::SmallVec;
+
+use crate::api::{AttrRef, Enqueued, FloorScope};
+use crate::family::Family;
+use crate::stage::{Stage, StageInner, lock};
+
+/// A pending or answered ordinal query.
+pub(crate) struct OrdinalQueryState {
+    key: u64,
+    op: OnceLock<OpId>,
+    value: OnceLock<Result<u64>>,
+}
+
+/// What an advance raises.
+enum Raise {
+    /// The base floor (every attribute, present and future).
+    All,
+    /// These families' own floors.
+    Families(Vec<Arc<Family>>),
+}
+
+impl Stage {
+    /// Enqueues a write-floor advance to `ordinal`: it runs after every
+    /// mutation at or below `ordinal` in its scope, then seals them. Floors
+    /// never regress (an older ordinal is a no-op). Mutations at or below a
+    /// submitted floor are rejected from the moment this returns.
+    pub fn advance_write_floor(&self, ordinal: impl Into<Ordinal>, scope: FloorScope<'_>) -> Result<OpId> {
+        self.inner.enqueue_advance(ordinal.into().get(), scope)
+    }
+
+    /// Enqueues a read of an attribute's write floor, or of the global floor
+    /// (the lowest over all attributes) with `None`. It observes every floor
+    /// advance submitted before it.
+    pub fn get_attribute_write_floor(&self, attribute: Option<AttrRef<'_>>) -> Result<Enqueued<OrdinalQueryHandle>> {
+        let inner = &self.inner;
+        let family = match attribute {
+            Some(a) => Some(inner.family(inner.attr_token(a, "get_attribute_write_floor")?)?),
+            None => None,
+        };
+        let owner = inner.clone();
+        inner.enqueue_ordinal_query(move || match &family {
+            Some(f) => owner.committed_floor(f),
+            None => owner.global_floor(),
+        })
+    }
+
+    /// Enqueues a read of the retention frontier: snapshots and ranges at or
+    /// above it are exact.
+    pub fn get_oldest_preserved_ordinal(&self) -> Result<Enqueued<OrdinalQueryHandle>> {
+        let owner = self.inner.clone();
+        self.inner.enqueue_ordinal_query(move || owner.floors.frontier.load(Ordering::Acquire))
+    }
+
+    /// The answer of an ordinal query, waiting up to `timeout`.
+    pub fn fetch_ordinal(&self, handle: OrdinalQueryHandle, timeout: Timeout) -> Result<Ordinal> {
+        let state = self
+            .inner
+            .ordinal_queries
+            .get(handle.get())
+            .ok_or_else(|| Error::invalid_handle(format!("fetch_ordinal: {handle} is unknown or was released")))?;
+        if state.value.get().is_none() {
+            let op = *state.op.get().expect("set at enqueue");
+            match self.inner.sched.wait(op, timeout) {
+                Err(WaitError::Timeout { .. }) => {
+                    return Err(Error::new(Status::Timeout, format!("fetch_ordinal: {handle} is not ready")));
+                }
+                Ok(()) | Err(WaitError::Failed { .. } | WaitError::Unknown(_)) => {}
+            }
+        }
+        match state.value.get() {
+            Some(Ok(v)) => Ok(Ordinal(*v)),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(Error::internal(format!("fetch_ordinal: {handle} completed without a value"))),
+        }
+    }
+
+    /// Releases an ordinal query handle once its op has run.
+    pub fn release_ordinal_query(&self, handle: OrdinalQueryHandle) -> Result<OpId> {
+        let state = self.inner.ordinal_queries.remove(handle.get()).ok_or_else(|| {
+            Error::invalid_handle(format!("release_ordinal_query: {handle} is unknown or already released"))
+        })?;
+        Ok(self.inner.sched.submit(&OpSpec::independent().releasing(state.key), Box::new(|| Ok(()))))
+    }
+}
+
+impl StageInner {
+    fn enqueue_ordinal_query(
+        self: &Arc<Self>,
+        answer: impl FnOnce() -> u64 + Send + 'static,
+    ) -> Result<Enqueued<OrdinalQueryHandle>> {
+        let key = self.next_handle_key();
+        let state = Arc::new(OrdinalQueryState { key, op: OnceLock::new(), value: OnceLock::new() });
+        let job_state = state.clone();
+        let job: Job = Box::new(move || {
+            let _ = job_state.value.set(Ok(answer()));
+            Ok(())
+        });
+        let op = self.sched.submit(&OpSpec::new(Order::AfterFloors).producing(key), job);
+        let _ = state.op.set(op);
+        let raw = self.ordinal_queries.insert_with(|_| state);
+        Ok(Enqueued { handle: OrdinalQueryHandle::from_raw(raw).expect("never 0"), op })
+    }
+
+    /// The global committed floor: the lowest effective floor over the
+    /// attributes that hold data (the base floor when there are none).
+    pub(crate) fn global_floor(&self) -> u64 {
+        let base = self.floors.base_committed.load(Ordering::Acquire);
+        self.all_families().iter().filter(|f| f.has_columns()).map(|f| self.committed_floor(f)).min().unwrap_or(base)
+    }
+
+    fn enqueue_advance(self: &Arc<Self>, ordinal: u64, scope: FloorScope<'_>) -> Result<OpId> {
+        const CALL: &str = "advance_write_floor";
+        let resolve = |attrs: &[AttrRef<'_>]| -> Result<Vec<Arc<Family>>> {
+            attrs.iter().map(|a| self.family(self.attr_token(*a, CALL)?)).collect()
+        };
+        let (sched_scope, include, exclude) = match &scope {
+            FloorScope::All => (SchedScope::All, None, None),
+            FloorScope::Exclude(attrs) if attrs.is_empty() => (SchedScope::All, None, None),
+            FloorScope::Include(attrs) => {
+                let fams = resolve(attrs)?;
+                (SchedScope::Include(ids(&fams)), Some(fams), None)
+            }
+            FloorScope::Exclude(attrs) => {
+                let fams = resolve(attrs)?;
+                (SchedScope::Exclude(ids(&fams)), None, Some(fams))
+            }
+        };
+        let raise: Arc<Mutex<Option<Raise>>> = Arc::default();
+        let job_raise = raise.clone();
+        let owner = self.clone();
+        let job: Job = Box::new(move || {
+            let raise =
+                lock(&job_raise).take().ok_or_else(|| Failure::from(Error::internal("advance without scope")))?;
+            owner.commit_advance(ordinal, &raise);
+            Ok(())
+        });
+        let spec = OpSpec::new(Order::FloorAdvance { ordinal, scope: sched_scope });
+        self.sched.submit_checked(&spec, job, || -> Result<()> {
+            // Runs under the ordering lock: later enqueue checks see the new
+            // submitted floors, and so do reads' unsealed-change checks.
+            let r = match (&include, &exclude) {
+                (Some(fams), _) => Raise::Families(fams.clone()),
+                (None, Some(excluded)) => Raise::Families(
+                    self.all_families().into_iter().filter(|f| !excluded.iter().any(|e| Arc::ptr_eq(e, f))).collect(),
+                ),
+                (None, None) => Raise::All,
+            };
+            match &r {
+                Raise::All => {
+                    self.floors.base_submitted.fetch_max(ordinal, Ordering::AcqRel);
+                    for f in self.all_families() {
+                        self.prune_unsealed(&f);
+                    }
+                    let base = self.floors.base_submitted.load(Ordering::Acquire);
+                    lock(&self.floors.unsealed_all).retain(|u| u.ordinal > base);
+                }
+                Raise::Families(fams) => {
+                    for f in fams {
+                        f.raise_submitted(ordinal);
+                        self.prune_unsealed(f);
+                    }
+                }
+            }
+            *lock(&raise) = Some(r);
+            Ok(())
+        })
+    }
+
+    fn prune_unsealed(&self, family: &Family) {
+        let floor = self.submitted_floor(family);
+        family.unsealed().retain(|u| u.ordinal > floor);
+    }
+
+    fn commit_advance(&self, ordinal: u64, raise: &Raise) {
+        match raise {
+            Raise::All => {
+                self.floors.base_committed.fetch_max(ordinal, Ordering::AcqRel);
+            }
+            Raise::Families(fams) => fams.iter().for_each(|f| f.raise_committed(ordinal)),
+        }
+        self.move_frontier();
+    }
+
+    /// Records the global floor and, when the retention frontier moves,
+    /// trims every column to it.
+    fn move_frontier(&self) {
+        let global = self.global_floor();
+        let frontier = {
+            let mut history = lock(&self.floors.history);
+            if history.back().is_none_or(|last| *last < global) {
+                history.push_back(global);
+            }
+            while history.len() > self.config.history_depth + 1 {
+                history.pop_front();
+            }
+            let candidate = history.front().copied().unwrap_or(0);
+            let old = self.floors.frontier.fetch_max(candidate, Ordering::AcqRel);
+            if candidate <= old {
+                return;
+            }
+            candidate
+        };
+        for family in self.all_families() {
+            // Never past the family's own sealed data.
+            let bound = frontier.min(self.committed_floor(&family));
+            for column in family.columns() {
+                column.lock().trim(bound);
+            }
+        }
+    }
+}
+
+fn ids(families: &[Arc<Family>]) -> SmallVec<[CellKey; 4]> {
+    families.iter().map(|f| f.id).collect()
+}

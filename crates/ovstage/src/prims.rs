@@ -1,0 +1,75 @@
+//! The prims of a stage and their lifecycle history.
+
+use ovstage_types::{AdmissionPolicy, PrimPath};
+use smallvec::SmallVec;
+
+#[derive(Default, Clone)]
+struct PrimSlot {
+    live: bool,
+    /// `(ordinal, alive)` lifecycle changes, oldest first.
+    events: SmallVec<[(u64, bool); 2]>,
+}
+
+/// Prim lifecycles, indexed by path index.
+#[derive(Default)]
+pub(crate) struct PrimTable {
+    slots: Vec<PrimSlot>,
+    live: usize,
+}
+
+fn index(p: PrimPath) -> usize {
+    (p.get() - 1) as usize
+}
+
+impl PrimTable {
+    pub(crate) fn is_live(&self, p: PrimPath) -> bool {
+        self.slots.get(index(p)).is_some_and(|s| s.live)
+    }
+
+    /// A lifecycle change of `p` newer than `ordinal` that blocks a
+    /// lifecycle change at `ordinal` under `policy`.
+    pub(crate) fn blocking_event(&self, p: PrimPath, ordinal: u64, policy: AdmissionPolicy) -> Option<u64> {
+        let slot = self.slots.get(index(p))?;
+        let &(last, _) = slot.events.last()?;
+        let blocks = match policy {
+            AdmissionPolicy::FloorOnly => false,
+            AdmissionPolicy::NonDecreasing => last > ordinal,
+            AdmissionPolicy::StrictlyIncreasing => last >= ordinal,
+        };
+        blocks.then_some(last)
+    }
+
+    fn record(&mut self, p: PrimPath, ordinal: u64, alive: bool) {
+        let i = index(p);
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, PrimSlot::default());
+        }
+        let slot = &mut self.slots[i];
+        if slot.live != alive {
+            if alive {
+                self.live += 1;
+            } else {
+                self.live -= 1;
+            }
+        }
+        slot.live = alive;
+        let pos = slot.events.partition_point(|(o, _)| *o <= ordinal);
+        slot.events.insert(pos, (ordinal, alive));
+        // Keep a short history: admission only needs the newest entry.
+        if slot.events.len() > 4 {
+            slot.events.remove(0);
+        }
+    }
+
+    pub(crate) fn create(&mut self, p: PrimPath, ordinal: u64) {
+        self.record(p, ordinal, true);
+    }
+
+    pub(crate) fn remove(&mut self, p: PrimPath, ordinal: u64) {
+        self.record(p, ordinal, false);
+    }
+
+    pub(crate) fn live_count(&self) -> usize {
+        self.live
+    }
+}

@@ -1,0 +1,364 @@
+//! Reads: snapshot and change-range reads producing zero-copy groups.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ovstage_sched::{Failure, Job, OpSpec, Order, WaitError};
+use ovstage_types::{
+    Error, OpId, Ordinal, OrdinalRange, QueryHandle, ReadGroupId, ReadHandle, Result, Status, Timeout,
+};
+
+use crate::api::{AttrRef, Enqueued};
+use crate::family::Family;
+use crate::group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup};
+use crate::schema::Schema;
+use crate::stage::{QueryState, Stage, StageInner, lock};
+use crate::store::column::{Column, Image, RowMap, Snapshot};
+
+const CALL: &str = "read_attributes";
+
+/// A pending or finished read and its remaining groups.
+pub(crate) struct ReadState {
+    key: u64,
+    op: OnceLock<OpId>,
+    outcome: OnceLock<Result<()>>,
+    groups: Mutex<VecDeque<ReadGroup>>,
+}
+
+/// One attribute of a read, with the ordinal its values are taken at.
+struct ReadTarget {
+    family: Arc<Family>,
+    /// `min(requested end, submitted floor at enqueue)`: everything at or
+    /// below it is sealed once the read runs (it runs after the advances
+    /// submitted before it), so the result does not depend on timing.
+    end: u64,
+}
+
+/// Query elements selected for a group: `(element index, row)`.
+type Picks = Vec<(u32, u32)>;
+
+impl Stage {
+    /// Enqueues a read of `attributes` over the query's prims.
+    ///
+    /// A snapshot returns the values as of its end; a change range returns
+    /// the cells that changed in it (values as of its end, then tombstones
+    /// for cells deleted by then). Data above the write floor is never
+    /// returned: a read whose end is above the floor fails with
+    /// `WRITE_FLOOR_VIOLATION` when an unsealed change of a queried cell
+    /// lies at or below its end, and otherwise reads as of the floor. The
+    /// read runs after every floor advance submitted before it, so a
+    /// write, an advance and a read submitted back to back without waiting
+    /// read the written values.
+    pub fn read_attributes(
+        &self,
+        query: QueryHandle,
+        attributes: &[AttrRef<'_>],
+        range: OrdinalRange,
+    ) -> Result<Enqueued<ReadHandle>> {
+        self.inner.enqueue_read(query, attributes, range)
+    }
+
+    /// The next group of a read, waiting up to `timeout` for the read to
+    /// run. `Ok(None)` once every group was fetched (END_OF_ITERATION).
+    pub fn fetch_read_next(&self, read: ReadHandle, timeout: Timeout) -> Result<Option<ReadGroup>> {
+        let state = self
+            .inner
+            .reads
+            .get(read.get())
+            .ok_or_else(|| Error::invalid_handle(format!("fetch_read_next: {read} is unknown or was released")))?;
+        if state.outcome.get().is_none() {
+            let op = *state.op.get().expect("set at enqueue");
+            if let Err(WaitError::Timeout { .. }) = self.inner.sched.wait(op, timeout) {
+                return Err(Error::new(Status::Timeout, format!("fetch_read_next: {read} has not run yet")));
+            }
+        }
+        match state.outcome.get() {
+            Some(Ok(())) => Ok(lock(&state.groups).pop_front()),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(Error::internal(format!("fetch_read_next: {read} completed without a result"))),
+        }
+    }
+
+    /// Releases a fetched group's pin on storage (dropping it does the same).
+    pub fn release_group(&self, group: ReadGroup) {
+        drop(group);
+    }
+
+    /// Releases a read handle once its op has run; unfetched groups are
+    /// dropped.
+    pub fn release_read(&self, read: ReadHandle) -> Result<OpId> {
+        let state = self
+            .inner
+            .reads
+            .remove(read.get())
+            .ok_or_else(|| Error::invalid_handle(format!("release_read: {read} is unknown or already released")))?;
+        Ok(self.inner.sched.submit(&OpSpec::independent().releasing(state.key), Box::new(|| Ok(()))))
+    }
+}
+
+impl StageInner {
+    fn enqueue_read(
+        self: &Arc<Self>,
+        query: QueryHandle,
+        attributes: &[AttrRef<'_>],
+        range: OrdinalRange,
+    ) -> Result<Enqueued<ReadHandle>> {
+        let q = self.query(query, CALL)?;
+        let mut families = Vec::with_capacity(attributes.len());
+        for a in attributes {
+            let token = self.attr_token(*a, CALL)?;
+            if let Some(f) = self.existing_family(token) {
+                families.push(f);
+            }
+        }
+        let end = range.end().get();
+        q.prim_bits();
+        let targets: Arc<Mutex<Vec<ReadTarget>>> = Arc::default();
+        let key = self.next_handle_key();
+        let state = Arc::new(ReadState {
+            key,
+            op: OnceLock::new(),
+            outcome: OnceLock::new(),
+            groups: Mutex::new(VecDeque::new()),
+        });
+        let (owner, job_state, job_targets, job_query) = (self.clone(), state.clone(), targets.clone(), q.clone());
+        let job: Job = Box::new(move || {
+            let targets = std::mem::take(&mut *lock(&job_targets));
+            let result = owner.run_read(&job_query, &targets, range);
+            let failure = result.as_ref().err().cloned();
+            match result {
+                Ok(groups) => *lock(&job_state.groups) = groups.into(),
+                Err(e) => {
+                    let _ = job_state.outcome.set(Err(e));
+                }
+            }
+            let _ = job_state.outcome.set(Ok(()));
+            failure.map_or(Ok(()), |e| Err(Failure::from(e)))
+        });
+        let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key);
+        let op = self.sched.submit_checked(&spec, job, || -> Result<()> {
+            let mut chosen = Vec::with_capacity(families.len());
+            for f in &families {
+                let floor = self.submitted_floor(f);
+                if end > floor {
+                    let bits = Some(q.prim_bits());
+                    let hit = f.unsealed_overlap(floor, end, bits).or_else(|| {
+                        lock(&self.floors.unsealed_all)
+                            .iter()
+                            .filter(|u| u.ordinal > floor && u.ordinal <= end)
+                            .find(|u| u.prims.as_ref().is_none_or(|ps| ps.iter().any(|p| q.prim_bits().contains((p.get() - 1) as u32))))
+                            .map(|u| u.ordinal)
+                    });
+                    if let Some(at) = hit {
+                        return Err(Error::new(
+                            Status::WriteFloorViolation,
+                            format!(
+                                "{CALL}: a queried prim has an unsealed change at {at}, above the write floor {floor} and at or below the read's end {}; reads see sealed data only",
+                                Ordinal(end)
+                            ),
+                        )
+                        .with_attribute(&*f.name_text)
+                        .with_ordinal(end));
+                    }
+                }
+                chosen.push(ReadTarget { family: f.clone(), end: end.min(floor) });
+            }
+            *lock(&targets) = chosen;
+            Ok(())
+        })?;
+        let _ = state.op.set(op);
+        let raw = self.reads.insert_with(|_| state);
+        Ok(Enqueued { handle: ReadHandle::from_raw(raw).expect("never 0"), op })
+    }
+
+    fn run_read(&self, q: &QueryState, targets: &[ReadTarget], range: OrdinalRange) -> Result<Vec<ReadGroup>> {
+        let mut values = Vec::new();
+        let mut tombstones = Vec::new();
+        for t in targets {
+            let floor = Ordinal(self.committed_floor(&t.family));
+            for column in t.family.columns() {
+                let ctx = GroupCtx { q, family: &t.family, column: &column, floor };
+                match range {
+                    OrdinalRange::Snapshot { .. } => self.snapshot_groups(&ctx, t.end, &mut values)?,
+                    OrdinalRange::Changes { start, .. } => {
+                        self.change_groups(&ctx, start.get(), t.end, &mut values, &mut tombstones)?;
+                    }
+                }
+            }
+        }
+        values.append(&mut tombstones);
+        Ok(values)
+    }
+
+    fn snapshot_groups(&self, ctx: &GroupCtx<'_>, at: u64, out: &mut Vec<ReadGroup>) -> Result<()> {
+        let mut guard = ctx.column.lock();
+        let map = ctx.q.row_map(ctx.column, &guard);
+        if matches!(&map, RowMap::Sparse(rows) if rows.iter().all(Option::is_none)) || map.len() == 0 {
+            return Ok(());
+        }
+        let (image, ordinal) = match guard.snapshot(at) {
+            Snapshot::Empty => return Ok(()),
+            Snapshot::Trimmed { oldest } => return Err(ctx.trimmed(at, oldest)),
+            Snapshot::Image { image, ordinal } => (image, ordinal),
+        };
+        let generation = guard.layout_generation();
+        drop(guard);
+        let live = |r: u32| r < image.nrows && image.live.contains(r);
+        if let RowMap::Run { start, len } = map {
+            if start + len <= image.nrows && image.live.contains_range(start, len) {
+                out.push(self.value_group(ctx, &image, ordinal, generation, Selected::Dense { start, len }));
+                return Ok(());
+            }
+        }
+        let picks: Picks =
+            (0..map.len()).filter_map(|i| map.get(i).filter(|r| live(*r)).map(|r| (i as u32, r))).collect();
+        if !picks.is_empty() {
+            out.push(self.value_group(ctx, &image, ordinal, generation, Selected::Picks(picks)));
+        }
+        Ok(())
+    }
+
+    fn change_groups(
+        &self,
+        ctx: &GroupCtx<'_>,
+        start: u64,
+        end: u64,
+        values: &mut Vec<ReadGroup>,
+        tombstones: &mut Vec<ReadGroup>,
+    ) -> Result<()> {
+        if start > end {
+            return Ok(());
+        }
+        let mut guard = ctx.column.lock();
+        let map = ctx.q.row_map(ctx.column, &guard);
+        let changed = guard.changed_between(start, end).map_err(|oldest| ctx.trimmed(start, oldest))?;
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let (image, ordinal) = match guard.snapshot(end) {
+            Snapshot::Image { image, ordinal } => (image, ordinal),
+            Snapshot::Trimmed { oldest } => return Err(ctx.trimmed(end, oldest)),
+            Snapshot::Empty => return Ok(()),
+        };
+        let generation = guard.layout_generation();
+        drop(guard);
+        let (mut live, mut dead): (Picks, Picks) = (Vec::new(), Vec::new());
+        for i in 0..map.len() {
+            if let Some(r) = map.get(i).filter(|r| changed.contains(*r)) {
+                if r < image.nrows && image.live.contains(r) {
+                    live.push((i as u32, r));
+                } else {
+                    dead.push((i as u32, r));
+                }
+            }
+        }
+        if !live.is_empty() {
+            values.push(self.value_group(ctx, &image, ordinal, generation, Selected::Picks(live)));
+        }
+        if !dead.is_empty() {
+            let prims = prim_group(ctx.q, &dead);
+            tombstones.push(self.group(ctx, ordinal, generation, GroupKind::Tombstones, prims, None));
+        }
+        Ok(())
+    }
+
+    fn group(
+        &self,
+        ctx: &GroupCtx<'_>,
+        ordinal: u64,
+        generation: u64,
+        kind: GroupKind,
+        prims: PrimGroup,
+        data: Option<GroupData>,
+    ) -> ReadGroup {
+        ReadGroup {
+            id: ReadGroupId::from_raw(self.next_group_id()).expect("ids start at 1"),
+            attribute: ctx.family.name,
+            ordinal: Ordinal(ordinal),
+            kind,
+            semantic: ctx.column.semantic(),
+            prims,
+            data,
+            meta: AttributeMeta { write_floor: ctx.floor, layout_generation: generation },
+        }
+    }
+
+    fn value_group(
+        &self,
+        ctx: &GroupCtx<'_>,
+        image: &Arc<Image>,
+        ordinal: u64,
+        generation: u64,
+        selected: Selected,
+    ) -> ReadGroup {
+        let schema: Schema = ctx.column.schema();
+        let row_bytes = ctx.column.row_bytes;
+        let (prims, first_row, rows, index_map) = match selected {
+            Selected::Dense { start, len } => {
+                (PrimGroup { list: ctx.q.list, offset: 0, count: len, index_map: None }, start, len, None)
+            }
+            Selected::Picks(picks) => {
+                let prims = prim_group(ctx.q, &picks);
+                let min = picks.iter().map(|p| p.1).min().unwrap_or(0);
+                let max = picks.iter().map(|p| p.1).max().unwrap_or(0);
+                let consecutive = picks.iter().enumerate().all(|(i, p)| p.1 == min + i as u32);
+                let index_map = (!consecutive).then(|| picks.iter().map(|p| p.1 - min).collect());
+                (prims, min, max - min + 1, index_map)
+            }
+        };
+        let shape = schema.read_shape(u64::from(rows));
+        let data = GroupData {
+            image: image.clone(),
+            byte_offset: first_row as usize * row_bytes,
+            rows: u64::from(rows),
+            row_bytes,
+            dtype: schema.dtype.scalar(),
+            strides: Schema::strides(&shape),
+            shape,
+            index_map,
+        };
+        self.group(ctx, ordinal, generation, GroupKind::Values, prims, Some(data))
+    }
+}
+
+struct GroupCtx<'a> {
+    q: &'a QueryState,
+    family: &'a Family,
+    column: &'a Arc<Column>,
+    floor: Ordinal,
+}
+
+impl GroupCtx<'_> {
+    fn trimmed(&self, at: u64, oldest: u64) -> Error {
+        Error::new(
+            Status::OutOfRange,
+            format!(
+                "{CALL}: values at {} are no longer retained (history of this attribute starts at {oldest}; see get_oldest_preserved_ordinal)",
+                Ordinal(at)
+            ),
+        )
+        .with_attribute(&*self.family.name_text)
+        .with_ordinal(at)
+    }
+}
+
+enum Selected {
+    /// Query elements `0..len` at rows `start..start + len`, all live.
+    Dense {
+        start: u32,
+        len: u32,
+    },
+    Picks(Picks),
+}
+
+fn prim_group(q: &QueryState, picks: &Picks) -> PrimGroup {
+    let count = picks.len() as u32;
+    let first = picks.first().map_or(0, |p| p.0);
+    let contiguous = picks.iter().enumerate().all(|(i, p)| p.0 == first + i as u32);
+    PrimGroup {
+        list: q.list,
+        offset: if contiguous { first } else { 0 },
+        count,
+        index_map: (!contiguous).then(|| picks.iter().map(|p| p.0).collect()),
+    }
+}

@@ -1,0 +1,333 @@
+//! The stage: the Rust API over the scheduler and the store.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
+
+use ovstage_sched::{Failure, Job, OpSpec, Scheduler, SchedulerConfig, WaitError};
+use ovstage_types::{Error, OpId, PathList, PrimPath, QueryHandle, Result, Status, Timeout, Token};
+use smallvec::SmallVec;
+
+use crate::api::AttrRef;
+use crate::config::StageConfig;
+use crate::family::Family;
+use crate::floor::OrdinalQueryState;
+use crate::handles::HandleTable;
+use crate::paths::PathDictionary;
+use crate::prims::PrimTable;
+use crate::read::ReadState;
+use crate::store::column::{Column, ColumnGuard, RowMap};
+use crate::store::rows::RowSet;
+
+/// A query: the prims reads, writes and deletes target.
+pub(crate) struct QueryState {
+    /// The scheduler's handle key.
+    pub(crate) key: u64,
+    pub(crate) list: PathList,
+    pub(crate) prims: Arc<[PrimPath]>,
+    prim_bits: OnceLock<RowSet>,
+    /// Row maps per column, valid for one layout generation.
+    row_maps: Mutex<SmallVec<[(usize, u64, RowMap); 2]>>,
+}
+
+impl QueryState {
+    /// The query's prims as a bitset over prim indices.
+    pub(crate) fn prim_bits(&self) -> &RowSet {
+        self.prim_bits.get_or_init(|| {
+            let mut bits = RowSet::new();
+            for p in self.prims.iter() {
+                bits.insert((p.get() - 1) as u32);
+            }
+            bits
+        })
+    }
+
+    /// The rows of the query's prims in `column` (cached per layout
+    /// generation), computed under the column's lock.
+    pub(crate) fn row_map(&self, column: &Arc<Column>, guard: &ColumnGuard<'_>) -> RowMap {
+        let id = Arc::as_ptr(column) as usize;
+        let generation = guard.layout_generation();
+        let mut cache = self.row_maps.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, map)) = cache.iter().find(|(c, g, _)| *c == id && *g == generation) {
+            return map.clone();
+        }
+        let map = guard.row_map(&self.prims);
+        cache.retain(|(c, _, _)| *c != id);
+        cache.push((id, generation, map.clone()));
+        map
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct FamilyMap {
+    by_name: HashMap<Token, Arc<Family>>,
+    pub(crate) all: Vec<Arc<Family>>,
+}
+
+/// Stage-wide floors. Submitted values change under the scheduler's
+/// ordering lock (so enqueue checks agree with registration order);
+/// committed values change when advances execute.
+#[derive(Default)]
+pub(crate) struct Floors {
+    pub(crate) base_submitted: AtomicU64,
+    pub(crate) base_committed: AtomicU64,
+    /// Distinct global floors, oldest first; its front is the frontier.
+    pub(crate) history: Mutex<VecDeque<u64>>,
+    pub(crate) frontier: AtomicU64,
+    /// Unsealed whole-prim deletes (they touch every attribute).
+    pub(crate) unsealed_all: Mutex<Vec<crate::family::Unsealed>>,
+    /// Whole-prim deletes submitted and not completed.
+    pub(crate) pending_all: std::sync::atomic::AtomicUsize,
+}
+
+pub(crate) struct StageInner {
+    pub(crate) name: String,
+    pub(crate) config: StageConfig,
+    pub(crate) paths: PathDictionary,
+    pub(crate) sched: Scheduler,
+    pub(crate) families: RwLock<FamilyMap>,
+    pub(crate) prims: Mutex<PrimTable>,
+    pub(crate) floors: Floors,
+    pub(crate) queries: HandleTable<Arc<QueryState>>,
+    pub(crate) reads: HandleTable<Arc<ReadState>>,
+    pub(crate) ordinal_queries: HandleTable<Arc<OrdinalQueryState>>,
+    next_key: AtomicU64,
+    next_group: AtomicU64,
+}
+
+/// An ovstage instance: prims with typed attribute columns, written at
+/// ordinals, sealed by write floors and read as versioned, zero-copy groups.
+///
+/// Every call that does work enqueues an op and returns its [`OpId`] at
+/// once; the work runs on the stage's worker lanes. Observe completion with
+/// [`Stage::wait`] (or a `fetch_*` call with a timeout). A `Stage` is `Sync`:
+/// share it between threads by reference or in an `Arc`.
+///
+/// Dropping a stage finishes every outstanding op, stops its lanes and
+/// frees its storage. Read groups already fetched stay valid: they own what
+/// they point at.
+pub struct Stage {
+    pub(crate) inner: Arc<StageInner>,
+}
+
+impl std::fmt::Debug for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stage").field("name", &self.inner.name).field("config", &self.inner.config).finish()
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        self.inner.sched.drain();
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Memory the store retains, for leak and steady-state checks.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Columns across all attributes.
+    pub columns: usize,
+    /// Versions retained across all columns.
+    pub versions: usize,
+    /// Distinct buffer bytes those versions reference.
+    pub bytes: usize,
+    /// Tracked (unreleased) op ids.
+    pub tracked_ops: usize,
+    /// Live query, read and ordinal-query handles.
+    pub handles: usize,
+    /// Live prims.
+    pub prims: usize,
+}
+
+impl Stage {
+    /// A stage with the default configuration.
+    pub fn new(name: impl Into<String>) -> Stage {
+        Stage::with_config(name, StageConfig::default())
+    }
+
+    /// A stage with `config`.
+    pub fn with_config(name: impl Into<String>, config: StageConfig) -> Stage {
+        let name = name.into();
+        let sched =
+            Scheduler::new(&SchedulerConfig { lanes: config.lanes, thread_name: Some(format!("ovstage-{name}")) });
+        Stage {
+            inner: Arc::new(StageInner {
+                name,
+                config,
+                paths: PathDictionary::new(),
+                sched,
+                families: RwLock::new(FamilyMap::default()),
+                prims: Mutex::new(PrimTable::default()),
+                floors: Floors::default(),
+                queries: HandleTable::new(),
+                reads: HandleTable::new(),
+                ordinal_queries: HandleTable::new(),
+                next_key: AtomicU64::new(1),
+                next_group: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    /// The name given at creation.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &StageConfig {
+        &self.inner.config
+    }
+
+    /// Worker lanes running this stage's ops.
+    pub fn lanes(&self) -> usize {
+        self.inner.sched.lanes()
+    }
+
+    /// The stage's path dictionary.
+    pub fn paths(&self) -> &PathDictionary {
+        &self.inner.paths
+    }
+
+    /// Waits for `op` and what it depends on. `Timeout::POLL` only looks.
+    pub fn wait(&self, op: OpId, timeout: Timeout) -> std::result::Result<(), WaitError> {
+        self.inner.sched.wait(op, timeout)
+    }
+
+    /// Waits for `op` and turns a failure into its error (the root cause's,
+    /// when a failed input caused it).
+    pub fn wait_ok(&self, op: OpId, timeout: Timeout) -> Result<()> {
+        match self.inner.sched.wait(op, timeout) {
+            Ok(()) => Ok(()),
+            Err(WaitError::Timeout { lowest_pending }) => Err(Error::new(
+                Status::Timeout,
+                format!("{op} is still pending (lowest pending op in its chain: {lowest_pending})"),
+            )),
+            Err(WaitError::Failed { ops }) => {
+                Err(self.op_error(ops[0]).unwrap_or_else(|| Error::new(Status::OpFailed, format!("{op} failed"))))
+            }
+            Err(WaitError::Unknown(e)) => Err(e),
+        }
+    }
+
+    /// The error of a failed op, until it is released.
+    pub fn op_error(&self, op: OpId) -> Option<Error> {
+        self.inner.sched.failure(op).map(|f| f.error)
+    }
+
+    /// Forgets a completed op id.
+    pub fn release_op(&self, op: OpId) -> Result<()> {
+        self.inner.sched.release(op)
+    }
+
+    /// A query of exactly the prims in `list` (in its order, existing or
+    /// not). The query holds a reference to the list until it is released.
+    pub fn query_from_path_list(&self, list: PathList) -> Result<QueryHandle> {
+        let inner = &self.inner;
+        let prims = inner.paths.path_list_paths(list).map_err(|e| e.prefixed("query_from_path_list"))?;
+        inner.paths.add_path_list_reference(list)?;
+        let key = inner.next_handle_key();
+        let raw = inner.queries.insert_with(|_| {
+            Arc::new(QueryState { key, list, prims, prim_bits: OnceLock::new(), row_maps: Mutex::new(SmallVec::new()) })
+        });
+        Ok(QueryHandle::from_raw(raw).expect("handle tables never mint 0"))
+    }
+
+    /// The prims of a query.
+    pub fn query_prims(&self, query: QueryHandle) -> Result<Arc<[PrimPath]>> {
+        Ok(self.inner.query(query, "query_prims")?.prims.clone())
+    }
+
+    /// Releases a query handle once every op using it has run.
+    pub fn release_query(&self, query: QueryHandle) -> Result<OpId> {
+        let inner = &self.inner;
+        let state = inner
+            .queries
+            .remove(query.get())
+            .ok_or_else(|| Error::invalid_handle(format!("release_query: {query} is unknown or already released")))?;
+        let key = state.key;
+        let owner = inner.clone();
+        let job: Job = Box::new(move || {
+            owner.paths.release_path_list_reference(state.list).map_err(Failure::from)?;
+            Ok(())
+        });
+        Ok(inner.sched.submit(&OpSpec::independent().releasing(key), job))
+    }
+
+    /// What the store retains now.
+    pub fn stats(&self) -> StoreStats {
+        let inner = &self.inner;
+        let mut stats = StoreStats::default();
+        for family in &inner.families.read().unwrap_or_else(|e| e.into_inner()).all {
+            for column in family.columns() {
+                let (versions, bytes) = column.lock().retained();
+                stats.columns += 1;
+                stats.versions += versions;
+                stats.bytes += bytes;
+            }
+        }
+        stats.tracked_ops = inner.sched.tracked_ops();
+        stats.handles = inner.queries.len() + inner.reads.len() + inner.ordinal_queries.len();
+        stats.prims = lock(&inner.prims).live_count();
+        stats
+    }
+}
+
+impl StageInner {
+    pub(crate) fn next_handle_key(&self) -> u64 {
+        self.next_key.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn next_group_id(&self) -> u64 {
+        self.next_group.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn query(&self, query: QueryHandle, call: &str) -> Result<Arc<QueryState>> {
+        self.queries
+            .get(query.get())
+            .ok_or_else(|| Error::invalid_handle(format!("{call}: {query} is unknown or was released")))
+    }
+
+    /// The token of an attribute reference (interning a name).
+    pub(crate) fn attr_token(&self, attr: AttrRef<'_>, call: &str) -> Result<Token> {
+        match attr {
+            AttrRef::Token(t) => {
+                self.paths.token_text(t).map_err(|e| e.prefixed(call))?;
+                Ok(t)
+            }
+            AttrRef::Name(name) => self.paths.intern_token(name).map_err(|e| e.prefixed(call)),
+        }
+    }
+
+    /// The family of an attribute, created when missing.
+    pub(crate) fn family(&self, token: Token) -> Result<Arc<Family>> {
+        if let Some(f) = self.families.read().unwrap_or_else(|e| e.into_inner()).by_name.get(&token) {
+            return Ok(f.clone());
+        }
+        let text = self.paths.token_text(token)?;
+        let mut map = self.families.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = map.by_name.get(&token) {
+            return Ok(f.clone());
+        }
+        let f = Arc::new(Family::new(map.all.len() as u64, token, text));
+        map.by_name.insert(token, f.clone());
+        map.all.push(f.clone());
+        Ok(f)
+    }
+
+    /// The family of an attribute if it exists.
+    pub(crate) fn existing_family(&self, token: Token) -> Option<Arc<Family>> {
+        self.families.read().unwrap_or_else(|e| e.into_inner()).by_name.get(&token).cloned()
+    }
+
+    pub(crate) fn all_families(&self) -> Vec<Arc<Family>> {
+        self.families.read().unwrap_or_else(|e| e.into_inner()).all.clone()
+    }
+
+    pub(crate) fn describe(&self, prim: PrimPath) -> String {
+        self.paths.describe_path(prim)
+    }
+}

@@ -1,0 +1,517 @@
+//! A column: the values of one attribute schema over the prims that carry
+//! it, kept as ordinal-keyed versions.
+//!
+//! Each prim that ever had a cell in the column owns one row, assigned in
+//! first-write order and never moved, so a query whose prims were created
+//! together maps to one contiguous run of rows. A version holds what changed
+//! at its ordinal as parts (written rows with their bytes, or deleted rows);
+//! its *image* is the full state of the column at that ordinal (every row's
+//! bytes plus which rows are live). Images are built only for sealed
+//! versions, when a read or the retention trim needs them: a write covering
+//! every row becomes the image directly (no copy), a partial write is folded
+//! onto the previous image, in place when nothing else holds that image.
+//! A read pins an image through its `Arc`, so the bytes it sees never change
+//! while it holds them.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use ovstage_types::{AdmissionPolicy, PrimPath, Semantic};
+
+use super::buf::{Buf, BufPool};
+use super::rows::{RowSet, Rows};
+use crate::schema::{Schema, Storage};
+
+/// Row index of a prim without a row.
+const NO_ROW: u32 = u32::MAX;
+
+/// The full state of a column at one version.
+#[derive(Debug)]
+pub(crate) struct Image {
+    /// `nrows * row_bytes` bytes; rows that are not live hold stale bytes.
+    pub(crate) data: Arc<Buf>,
+    pub(crate) live: RowSet,
+    pub(crate) nrows: u32,
+}
+
+/// One change applied at a version's ordinal, in submission order.
+#[derive(Debug)]
+pub(crate) enum Part {
+    /// `data` holds one row of bytes per entry of `rows`, in that order.
+    Write {
+        rows: Rows,
+        data: Arc<Buf>,
+    },
+    Delete {
+        rows: Rows,
+    },
+}
+
+#[derive(Debug)]
+pub(crate) struct Version {
+    pub(crate) ordinal: u64,
+    parts: Vec<Part>,
+    /// Rows whose last change at this ordinal is a write.
+    written: RowSet,
+    /// Rows whose last change at this ordinal is a delete.
+    deleted: RowSet,
+    nrows: u32,
+    image: Option<Arc<Image>>,
+}
+
+impl Version {
+    fn new(ordinal: u64, nrows: u32) -> Version {
+        Version { ordinal, parts: Vec::new(), written: RowSet::new(), deleted: RowSet::new(), nrows, image: None }
+    }
+}
+
+/// A conflict found by the admission check.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Conflict {
+    /// Index into the rows checked.
+    pub(crate) element: usize,
+    /// Ordinal of the retained change it conflicts with.
+    pub(crate) ordinal: u64,
+}
+
+/// The rows of a query's prims in a column: `None` for prims without a row.
+#[derive(Debug, Clone)]
+pub(crate) enum RowMap {
+    /// Every prim has a row and they are consecutive.
+    Run {
+        start: u32,
+        len: u32,
+    },
+    Sparse(Arc<[Option<u32>]>),
+}
+
+impl RowMap {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            RowMap::Run { len, .. } => *len as usize,
+            RowMap::Sparse(rows) => rows.len(),
+        }
+    }
+
+    pub(crate) fn get(&self, i: usize) -> Option<u32> {
+        match self {
+            RowMap::Run { start, .. } => Some(start + i as u32),
+            RowMap::Sparse(rows) => rows[i],
+        }
+    }
+}
+
+/// What a snapshot lookup found.
+pub(crate) enum Snapshot {
+    /// The column had no version at or below the ordinal: no values.
+    Empty,
+    /// The image of the newest version at or below the ordinal.
+    Image { image: Arc<Image>, ordinal: u64 },
+    /// History at the ordinal was trimmed.
+    Trimmed { oldest: u64 },
+}
+
+pub(crate) struct ColumnState {
+    row_of: Vec<u32>,
+    prim_of: Vec<PrimPath>,
+    versions: VecDeque<Version>,
+    /// Highest ordinal of a version dropped by the retention trim.
+    trimmed_through: Option<u64>,
+    layout_generation: u64,
+    /// Rows whose most recently published change was a delete; a write to
+    /// one of them is a structural change (layout generation).
+    dead: RowSet,
+}
+
+/// A column of one attribute storage (dtype and kind). Its semantic is
+/// fixed once a write records a role other than `NONE`.
+pub(crate) struct Column {
+    pub(crate) storage: Storage,
+    semantic: AtomicU32,
+    pub(crate) row_bytes: usize,
+    pub(crate) pool: BufPool,
+    state: Mutex<ColumnState>,
+}
+
+impl Column {
+    pub(crate) fn new(storage: Storage) -> Column {
+        Column {
+            row_bytes: storage.row_bytes(),
+            storage,
+            semantic: AtomicU32::new(Semantic::None as u32),
+            pool: BufPool::default(),
+            state: Mutex::new(ColumnState {
+                row_of: Vec::new(),
+                prim_of: Vec::new(),
+                versions: VecDeque::new(),
+                trimmed_through: None,
+                layout_generation: 1,
+                dead: RowSet::new(),
+            }),
+        }
+    }
+
+    pub(crate) fn semantic(&self) -> Semantic {
+        Semantic::from_raw(self.semantic.load(Ordering::Acquire)).unwrap_or_default()
+    }
+
+    /// The full schema (storage plus current semantic).
+    pub(crate) fn schema(&self) -> Schema {
+        Schema { dtype: self.storage.dtype, kind: self.storage.kind, semantic: self.semantic() }
+    }
+
+    /// Records `semantic` unless the column already has another role.
+    /// `NONE` requests no role and always fits. Returns the conflicting role.
+    pub(crate) fn adopt_semantic(&self, semantic: Semantic) -> Result<(), Semantic> {
+        if semantic == Semantic::None {
+            return Ok(());
+        }
+        match self.semantic.compare_exchange(
+            Semantic::None as u32,
+            semantic as u32,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => Ok(()),
+            Err(current) if current == semantic as u32 => Ok(()),
+            Err(current) => Err(Semantic::from_raw(current).unwrap_or_default()),
+        }
+    }
+
+    /// Whether a write with `semantic` fits this column's role.
+    pub(crate) fn semantic_fits(&self, semantic: Semantic) -> bool {
+        let current = self.semantic();
+        semantic == Semantic::None || current == Semantic::None || current == semantic
+    }
+
+    pub(crate) fn lock(&self) -> ColumnGuard<'_> {
+        ColumnGuard { column: self, state: self.state.lock().unwrap_or_else(|e| e.into_inner()) }
+    }
+}
+
+/// The locked state of a column, with the column's constants at hand.
+pub(crate) struct ColumnGuard<'a> {
+    column: &'a Column,
+    state: MutexGuard<'a, ColumnState>,
+}
+
+fn prim_index(p: PrimPath) -> usize {
+    (p.get() - 1) as usize
+}
+
+impl ColumnGuard<'_> {
+    pub(crate) fn nrows(&self) -> u32 {
+        self.state.prim_of.len() as u32
+    }
+
+    pub(crate) fn layout_generation(&self) -> u64 {
+        self.state.layout_generation
+    }
+
+    pub(crate) fn row_of(&self, prim: PrimPath) -> Option<u32> {
+        self.state.row_of.get(prim_index(prim)).copied().filter(|r| *r != NO_ROW)
+    }
+
+    pub(crate) fn prim_of(&self, row: u32) -> PrimPath {
+        self.state.prim_of[row as usize]
+    }
+
+    /// Rows of `prims`, assigning new rows (in order) to prims without one.
+    pub(crate) fn assign_rows(&mut self, prims: impl Iterator<Item = PrimPath>) -> Rows {
+        let st = &mut *self.state;
+        let mut out = Vec::new();
+        let mut added = false;
+        for p in prims {
+            let idx = prim_index(p);
+            if idx >= st.row_of.len() {
+                st.row_of.resize(idx + 1, NO_ROW);
+            }
+            if st.row_of[idx] == NO_ROW {
+                st.row_of[idx] = st.prim_of.len() as u32;
+                st.prim_of.push(p);
+                added = true;
+            }
+            out.push(st.row_of[idx]);
+        }
+        if added {
+            st.layout_generation += 1;
+        }
+        Rows::from_vec(out)
+    }
+
+    /// Rows of `prims` without assigning any.
+    pub(crate) fn row_map(&self, prims: &[PrimPath]) -> RowMap {
+        let rows: Vec<Option<u32>> = prims.iter().map(|p| self.row_of(*p)).collect();
+        match rows.first() {
+            Some(Some(start)) if rows.iter().enumerate().all(|(i, r)| *r == Some(start + i as u32)) => {
+                RowMap::Run { start: *start, len: rows.len() as u32 }
+            }
+            None => RowMap::Run { start: 0, len: 0 },
+            _ => RowMap::Sparse(rows.into()),
+        }
+    }
+
+    /// Checks `rows` against retained changes at higher (or, strictly, equal)
+    /// ordinals.
+    pub(crate) fn admission(&self, rows: &Rows, ordinal: u64, policy: AdmissionPolicy) -> Result<(), Conflict> {
+        if policy == AdmissionPolicy::FloorOnly {
+            return Ok(());
+        }
+        for v in self.state.versions.iter().rev() {
+            let blocks = match policy {
+                AdmissionPolicy::StrictlyIncreasing => v.ordinal >= ordinal,
+                _ => v.ordinal > ordinal,
+            };
+            if !blocks {
+                break;
+            }
+            if let Some(element) = v.written.first_hit(rows).into_iter().chain(v.deleted.first_hit(rows)).min() {
+                return Err(Conflict { element, ordinal: v.ordinal });
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `row` is live at the newest published version.
+    pub(crate) fn live_at_latest(&self, row: u32) -> bool {
+        for v in self.state.versions.iter().rev() {
+            if v.written.contains(row) {
+                return true;
+            }
+            if v.deleted.contains(row) {
+                return false;
+            }
+            if let Some(image) = &v.image {
+                return image.live.contains(row);
+            }
+        }
+        false
+    }
+
+    /// Publishes a change at `ordinal`.
+    pub(crate) fn publish(&mut self, ordinal: u64, part: Part) {
+        let nrows = self.nrows();
+        let st = &mut *self.state;
+        let pos = st.versions.partition_point(|v| v.ordinal < ordinal);
+        if st.versions.get(pos).is_none_or(|v| v.ordinal != ordinal) {
+            st.versions.insert(pos, Version::new(ordinal, nrows));
+        }
+        let v = &mut st.versions[pos];
+        v.nrows = v.nrows.max(nrows);
+        // Parts only ever join unsealed versions, which have no image yet.
+        debug_assert!(v.image.is_none(), "publishing into a materialized version");
+        v.image = None;
+        match &part {
+            Part::Write { rows, .. } => {
+                v.written.insert_rows(rows);
+                v.deleted.remove_rows(rows);
+                if st.dead.first_hit(rows).is_some() {
+                    st.dead.remove_rows(rows);
+                    st.layout_generation += 1;
+                }
+            }
+            Part::Delete { rows } => {
+                v.deleted.insert_rows(rows);
+                v.written.remove_rows(rows);
+                st.dead.insert_rows(rows);
+                st.layout_generation += 1;
+            }
+        }
+        v.parts.push(part);
+    }
+
+    /// The image of the version at `idx`, built if needed.
+    ///
+    /// With `may_steal` the caller is about to drop every version before
+    /// `idx`: the newest older image is then reused in place, without a
+    /// copy, when no read group holds it.
+    fn image_at(&mut self, idx: usize, may_steal: bool) -> Arc<Image> {
+        if let Some(image) = &self.state.versions[idx].image {
+            return image.clone();
+        }
+        let row_bytes = self.column.row_bytes;
+        let pool = &self.column.pool;
+        let st = &mut *self.state;
+        let target_rows = st.versions[idx].nrows;
+        let target_len = target_rows as usize * row_bytes;
+
+        // Where the fold starts: this version's own full-coverage write, the
+        // newest older image, or nothing.
+        let full_first = matches!(
+            st.versions[idx].parts.first(),
+            Some(Part::Write { rows, .. }) if rows.covers_all(target_rows)
+        );
+        let (from, skip, mut data, mut live) = if full_first {
+            let Some(Part::Write { data, .. }) = st.versions[idx].parts.first() else { unreachable!() };
+            (idx, 1, Some(data.clone()), RowSet::full(target_rows))
+        } else {
+            match (0..idx).rev().find(|i| st.versions[*i].image.is_some()) {
+                Some(b) => {
+                    let base = if may_steal {
+                        // Only this fold needs version b from now on: take its
+                        // image and parts so a uniquely held buffer can be
+                        // written in place.
+                        st.versions[b].parts.clear();
+                        st.versions[b].image.take().expect("found above")
+                    } else {
+                        st.versions[b].image.clone().expect("found above")
+                    };
+                    let base = Arc::try_unwrap(base).unwrap_or_else(|shared| Image {
+                        data: shared.data.clone(),
+                        live: shared.live.clone(),
+                        nrows: shared.nrows,
+                    });
+                    (b + 1, 0, Some(base.data), base.live)
+                }
+                None => (0, 0, None, RowSet::new()),
+            }
+        };
+        let pending_parts = (from..=idx).any(|i| st.versions[i].parts.len() > if i == idx { skip } else { 0 });
+        let image_data = match data.take() {
+            Some(d) if !pending_parts && d.len() >= target_len => d,
+            base => {
+                // A buffer nobody else references (a stolen base) is folded
+                // in place; anything shared is copied first.
+                let mut buf = match base.map(Arc::try_unwrap) {
+                    Some(Ok(buf)) => buf,
+                    Some(Err(shared)) => copy_of(pool, &shared),
+                    None => pool.take(0),
+                };
+                buf.resize(target_len);
+                for i in from..=idx {
+                    let parts = &st.versions[i].parts;
+                    for part in &parts[if i == idx { skip } else { 0 }..] {
+                        apply(part, &mut buf, &mut live, row_bytes);
+                    }
+                }
+                Arc::new(buf)
+            }
+        };
+        let image = Arc::new(Image { data: image_data, live, nrows: target_rows });
+        st.versions[idx].image = Some(image.clone());
+        image
+    }
+
+    /// Index of the newest version at or below `ordinal`.
+    fn newest_at(&self, ordinal: u64) -> Option<usize> {
+        self.state.versions.partition_point(|v| v.ordinal <= ordinal).checked_sub(1)
+    }
+
+    /// The column's state as of `ordinal` (which must be sealed).
+    pub(crate) fn snapshot(&mut self, ordinal: u64) -> Snapshot {
+        match self.newest_at(ordinal) {
+            Some(idx) => {
+                let image = self.image_at(idx, false);
+                Snapshot::Image { image, ordinal: self.state.versions[idx].ordinal }
+            }
+            None => match (self.state.trimmed_through, self.state.versions.front()) {
+                (Some(_), Some(oldest)) => Snapshot::Trimmed { oldest: oldest.ordinal },
+                _ => Snapshot::Empty,
+            },
+        }
+    }
+
+    /// Rows changed in `[start, end]`, or `Err(oldest retained ordinal)` when
+    /// history in that range was trimmed.
+    pub(crate) fn changed_between(&self, start: u64, end: u64) -> Result<RowSet, u64> {
+        if self.state.trimmed_through.is_some_and(|t| t >= start) {
+            return Err(self.state.versions.front().map_or(end, |v| v.ordinal));
+        }
+        let mut changed = RowSet::new();
+        for v in self.state.versions.iter().filter(|v| v.ordinal >= start && v.ordinal <= end) {
+            changed.union_with(&v.written);
+            changed.union_with(&v.deleted);
+        }
+        Ok(changed)
+    }
+
+    /// Drops versions no snapshot at or above `frontier` needs: every
+    /// version older than the newest one at or below it, whose image is
+    /// built first (reusing the older buffer in place when nothing else
+    /// holds it). Freed buffers go back to the column's pool.
+    pub(crate) fn trim(&mut self, frontier: u64) {
+        let Some(base) = self.newest_at(frontier) else { return };
+        if base == 0 {
+            if self.state.versions[0].image.is_none() && frontier >= self.state.versions[0].ordinal {
+                self.image_at(0, true);
+            }
+            return;
+        }
+        self.image_at(base, true);
+        let dropped: Vec<Version> = self.state.versions.drain(..base).collect();
+        for v in dropped {
+            self.state.trimmed_through = Some(self.state.trimmed_through.map_or(v.ordinal, |t| t.max(v.ordinal)));
+            self.recycle(v);
+        }
+    }
+
+    fn recycle(&self, v: Version) {
+        let mut bufs: Vec<Arc<Buf>> =
+            v.image.into_iter().filter_map(|i| Arc::try_unwrap(i).ok()).map(|i| i.data).collect();
+        for part in v.parts {
+            if let Part::Write { data, .. } = part {
+                bufs.push(data);
+            }
+        }
+        for b in bufs {
+            if let Ok(buf) = Arc::try_unwrap(b) {
+                self.column.pool.put(buf);
+            }
+        }
+    }
+
+    /// Number of retained versions and their distinct buffer bytes.
+    pub(crate) fn retained(&self) -> (usize, usize) {
+        let mut bytes = 0;
+        let mut seen: Vec<*const Buf> = Vec::new();
+        let mut count = |b: &Arc<Buf>| {
+            let p = Arc::as_ptr(b);
+            if !seen.contains(&p) {
+                seen.push(p);
+                bytes += b.len();
+            }
+        };
+        for v in &self.state.versions {
+            if let Some(i) = &v.image {
+                count(&i.data);
+            }
+            for part in &v.parts {
+                if let Part::Write { data, .. } = part {
+                    count(data);
+                }
+            }
+        }
+        (self.state.versions.len(), bytes)
+    }
+}
+
+fn copy_of(pool: &BufPool, src: &Buf) -> Buf {
+    let mut copy = pool.take(src.len());
+    copy.bytes_mut().copy_from_slice(src.bytes());
+    copy
+}
+
+fn apply(part: &Part, buf: &mut Buf, live: &mut RowSet, row_bytes: usize) {
+    match part {
+        Part::Write { rows, data } => {
+            let src = data.bytes();
+            let dst = buf.bytes_mut();
+            match rows {
+                Rows::Run { start, len } => {
+                    let at = *start as usize * row_bytes;
+                    let n = *len as usize * row_bytes;
+                    dst[at..at + n].copy_from_slice(&src[..n]);
+                }
+                Rows::List(list) => {
+                    for (i, r) in list.iter().enumerate() {
+                        let at = *r as usize * row_bytes;
+                        dst[at..at + row_bytes].copy_from_slice(&src[i * row_bytes..(i + 1) * row_bytes]);
+                    }
+                }
+            }
+            live.insert_rows(rows);
+        }
+        Part::Delete { rows } => live.remove_rows(rows),
+    }
+}

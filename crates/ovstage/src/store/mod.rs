@@ -1,0 +1,5 @@
+//! The versioned columnar store: row sets, buffers and columns.
+
+pub(crate) mod buf;
+pub(crate) mod column;
+pub(crate) mod rows;

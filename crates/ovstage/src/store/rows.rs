@@ -1,0 +1,222 @@
+//! Row sets (bitsets over a column's rows) and row lists (the rows one write,
+//! delete or query touches, in element order).
+
+use std::sync::Arc;
+
+/// The rows a part or a query touches, in element order. Duplicates are
+/// allowed (a path list may name a prim twice); the last one wins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Rows {
+    /// `start, start + 1, ..., start + len - 1`.
+    Run { start: u32, len: u32 },
+    /// Arbitrary rows.
+    List(Arc<[u32]>),
+}
+
+impl Rows {
+    pub(crate) fn from_vec(rows: Vec<u32>) -> Rows {
+        match rows.first() {
+            Some(&start) if rows.iter().enumerate().all(|(i, r)| *r == start + i as u32) => {
+                Rows::Run { start, len: rows.len() as u32 }
+            }
+            None => Rows::Run { start: 0, len: 0 },
+            _ => Rows::List(rows.into()),
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Rows::Run { len, .. } => *len as usize,
+            Rows::List(rows) => rows.len(),
+        }
+    }
+
+    pub(crate) fn get(&self, i: usize) -> u32 {
+        match self {
+            Rows::Run { start, .. } => start + i as u32,
+            Rows::List(rows) => rows[i],
+        }
+    }
+
+    /// Whether these rows are exactly `0..nrows` in order.
+    pub(crate) fn covers_all(&self, nrows: u32) -> bool {
+        matches!(self, Rows::Run { start: 0, len } if *len == nrows)
+    }
+}
+
+/// A set of rows as a bitset. Grows on insertion; absent words are zero.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RowSet {
+    words: Vec<u64>,
+}
+
+impl RowSet {
+    pub(crate) fn new() -> RowSet {
+        RowSet::default()
+    }
+
+    /// `0..n`.
+    pub(crate) fn full(n: u32) -> RowSet {
+        let mut s = RowSet::new();
+        s.insert_range(0, n);
+        s
+    }
+
+    fn grow(&mut self, row: u32) {
+        let w = row as usize / 64;
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+    }
+
+    pub(crate) fn insert(&mut self, row: u32) {
+        self.grow(row);
+        self.words[row as usize / 64] |= 1 << (row % 64);
+    }
+
+    pub(crate) fn remove(&mut self, row: u32) {
+        if let Some(w) = self.words.get_mut(row as usize / 64) {
+            *w &= !(1 << (row % 64));
+        }
+    }
+
+    pub(crate) fn contains(&self, row: u32) -> bool {
+        self.words.get(row as usize / 64).is_some_and(|w| w & (1 << (row % 64)) != 0)
+    }
+
+    pub(crate) fn insert_range(&mut self, start: u32, len: u32) {
+        if len == 0 {
+            return;
+        }
+        let end = start + len;
+        self.grow(end - 1);
+        let (mut r, end) = (start, end);
+        while r < end {
+            let w = r as usize / 64;
+            let bit = r % 64;
+            let n = (64 - bit).min(end - r);
+            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+            self.words[w] |= mask;
+            r += n;
+        }
+    }
+
+    pub(crate) fn insert_rows(&mut self, rows: &Rows) {
+        match rows {
+            Rows::Run { start, len } => self.insert_range(*start, *len),
+            Rows::List(list) => list.iter().for_each(|r| self.insert(*r)),
+        }
+    }
+
+    pub(crate) fn remove_rows(&mut self, rows: &Rows) {
+        match rows {
+            Rows::Run { start, len } => (*start..start + len).for_each(|r| self.remove(r)),
+            Rows::List(list) => list.iter().for_each(|r| self.remove(*r)),
+        }
+    }
+
+    pub(crate) fn union_with(&mut self, other: &RowSet) {
+        if other.words.len() > self.words.len() {
+            self.words.resize(other.words.len(), 0);
+        }
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a |= b;
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn subtract(&mut self, other: &RowSet) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= !b;
+        }
+    }
+
+    /// Whether every row of `start..start + len` is in the set.
+    pub(crate) fn contains_range(&self, start: u32, len: u32) -> bool {
+        let end = start + len;
+        let mut r = start;
+        while r < end {
+            let w = r as usize / 64;
+            let bit = r % 64;
+            let n = (64 - bit).min(end - r);
+            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+            if self.words.get(w).copied().unwrap_or(0) & mask != mask {
+                return false;
+            }
+            r += n;
+        }
+        true
+    }
+
+    /// The first element index `i` whose row is in the set.
+    pub(crate) fn first_hit(&self, rows: &Rows) -> Option<usize> {
+        match rows {
+            Rows::Run { start, len } => {
+                let end = start + len;
+                let mut r = *start;
+                while r < end {
+                    let w = r as usize / 64;
+                    let word = self.words.get(w).copied().unwrap_or(0) >> (r % 64);
+                    let n = (64 - r % 64).min(end - r);
+                    let masked = if n == 64 { word } else { word & ((1u64 << n) - 1) };
+                    if masked != 0 {
+                        return Some((r + masked.trailing_zeros() - start) as usize);
+                    }
+                    r += n;
+                }
+                None
+            }
+            Rows::List(list) => list.iter().position(|r| self.contains(*r)),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.words.iter().all(|w| *w == 0)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn ones(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for (i, w) in self.words.iter().enumerate() {
+            let mut w = *w;
+            while w != 0 {
+                out.push(i as u32 * 64 + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_and_lists() {
+        let mut s = RowSet::new();
+        s.insert_range(3, 130);
+        assert!(s.contains(3) && s.contains(132) && !s.contains(133) && !s.contains(2));
+        assert!(s.contains_range(3, 130) && !s.contains_range(2, 3));
+        s.remove_rows(&Rows::List(vec![64, 65].into()));
+        assert!(!s.contains_range(3, 130));
+        assert_eq!(s.first_hit(&Rows::Run { start: 64, len: 10 }), Some(2));
+        assert_eq!(s.first_hit(&Rows::Run { start: 200, len: 10 }), None);
+        assert_eq!(s.first_hit(&Rows::List(vec![1, 500, 7].into())), Some(2));
+        let mut t = RowSet::full(5);
+        t.subtract(&s);
+        assert_eq!(t.ones(), vec![0, 1, 2]);
+        t.union_with(&RowSet::full(70));
+        assert!(t.contains_range(0, 70));
+        assert!(RowSet::new().is_empty());
+    }
+
+    #[test]
+    fn rows_shapes() {
+        assert_eq!(Rows::from_vec(vec![4, 5, 6]), Rows::Run { start: 4, len: 3 });
+        assert!(matches!(Rows::from_vec(vec![4, 6]), Rows::List(_)));
+        assert!(Rows::from_vec(vec![0, 1]).covers_all(2));
+        assert_eq!(Rows::from_vec(vec![]).len(), 0);
+    }
+}

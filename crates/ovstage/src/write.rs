@@ -1,0 +1,449 @@
+//! Copy-in writes: validation at enqueue, application on a lane.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
+use ovstage_types::{
+    AdmissionPolicy, AttributeMode, Error, OpId, Ordinal, PrimMode, PrimPath, QueryHandle, Result, Semantic, Status,
+};
+use smallvec::SmallVec;
+
+use crate::api::{AttrRef, AttributeWrite, Selection, WriteData};
+use crate::family::{Family, Unsealed};
+use crate::schema::{Storage, ValueKind};
+use crate::stage::{QueryState, Stage, StageInner, lock};
+use crate::store::column::{Column, Part};
+use crate::store::rows::Rows;
+use crate::tensor::Tensor;
+
+/// Which query elements a write addresses and which payload row each takes.
+#[derive(Debug)]
+enum ElementPlan {
+    /// Elements `0..count`, element `i` from row `i`.
+    Identity { count: u32 },
+    /// Elements `0..sources.len()`, element `i` from row `sources[i]`.
+    Gather { sources: Vec<u32> },
+    /// Elements `0..count` whose bit is set, element `i` from row `i`.
+    Masked { count: u32, bits: Vec<u64> },
+}
+
+impl ElementPlan {
+    fn selected(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        let (count, bits, sources): (u32, Option<&[u64]>, Option<&[u32]>) = match self {
+            ElementPlan::Identity { count } => (*count, None, None),
+            ElementPlan::Gather { sources } => (sources.len() as u32, None, Some(sources)),
+            ElementPlan::Masked { count, bits } => (*count, Some(bits), None),
+        };
+        (0..count as usize)
+            .filter(move |i| bits.is_none_or(|b| b[i / 64] & (1 << (i % 64)) != 0))
+            .map(move |i| (i, sources.map_or(i as u32, |s| s[i])))
+    }
+}
+
+/// One validated entry of a write op.
+pub(crate) struct PreparedWrite {
+    family: Arc<Family>,
+    storage: Storage,
+    semantic: Semantic,
+    tensor: Tensor,
+    plan: ElementPlan,
+}
+
+/// Context of an error: the call, the attribute and the ordinal.
+pub(crate) struct Ctx<'a> {
+    pub(crate) call: &'static str,
+    pub(crate) attribute: &'a str,
+    pub(crate) ordinal: u64,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn err(&self, status: Status, message: impl std::fmt::Display) -> Error {
+        Error::new(status, format!("{}: {message}", self.call))
+            .with_attribute(self.attribute)
+            .with_ordinal(self.ordinal)
+    }
+}
+
+fn plan(query_len: usize, tensor: &Tensor, selection: Selection, ctx: &Ctx<'_>) -> Result<(ElementPlan, u64)> {
+    let (rows, _) = tensor.as_rows().map_err(|e| ctx.err(Status::InvalidArgument, e.message()))?;
+    let too_many = |count: usize| {
+        ctx.err(
+            Status::InvalidArgument,
+            format!("the write addresses {count} prims but the query has only {query_len}"),
+        )
+    };
+    let plan = match selection {
+        Selection::All => ElementPlan::Identity { count: query_len as u32 },
+        Selection::Leading(count) => {
+            if count as usize > query_len {
+                return Err(too_many(count as usize));
+            }
+            ElementPlan::Identity { count }
+        }
+        Selection::IndexMap(sources) => {
+            if sources.len() > query_len {
+                return Err(too_many(sources.len()));
+            }
+            if let Some((i, s)) = sources.iter().enumerate().find(|(_, s)| u64::from(**s) >= rows) {
+                return Err(ctx.err(
+                    Status::InvalidArgument,
+                    format!("index_map[{i}] = {s} is out of range for a tensor of {rows} rows"),
+                ));
+            }
+            return Ok((ElementPlan::Gather { sources }, rows));
+        }
+        Selection::Mask { count, bits } => {
+            if count as usize > query_len {
+                return Err(too_many(count as usize));
+            }
+            let words = (count as usize).div_ceil(64);
+            if bits.len() < words {
+                return Err(ctx.err(
+                    Status::InvalidArgument,
+                    format!("a mask over {count} elements needs {words} words but has {}", bits.len()),
+                ));
+            }
+            ElementPlan::Masked { count, bits }
+        }
+    };
+    let count = match &plan {
+        ElementPlan::Identity { count } | ElementPlan::Masked { count, .. } => u64::from(*count),
+        ElementPlan::Gather { .. } => unreachable!("returned above"),
+    };
+    if rows != count {
+        return Err(ctx.err(
+            Status::InvalidArgument,
+            format!(
+                "the tensor has {rows} rows but the write addresses {count} prims; without an index_map the leading dimension must equal the prim count"
+            ),
+        ));
+    }
+    Ok((plan, rows))
+}
+
+impl Stage {
+    /// Enqueues a write of one attribute's values to the query's prims at
+    /// `ordinal`.
+    ///
+    /// Shape, selection, schema and floor errors that can be proven now are
+    /// returned now; admission conflicts, INSERT conflicts and schema
+    /// conflicts that depend on pending ops surface through [`Stage::wait`].
+    pub fn write_attribute<'a>(
+        &self,
+        query: QueryHandle,
+        attribute: impl Into<AttrRef<'a>>,
+        ordinal: impl Into<Ordinal>,
+        data: WriteData,
+        mode: PrimMode,
+    ) -> Result<OpId> {
+        let entry = AttributeWrite { attribute: attribute.into(), data };
+        self.inner.enqueue_write(query, vec![entry], ordinal.into().get(), mode, "write_attribute")
+    }
+
+    /// Enqueues one op writing several attributes at `ordinal`. The whole
+    /// batch is validated before it is queued; entries must name distinct
+    /// attributes. Not a transaction: entries applied before a failing one
+    /// stay applied.
+    pub fn write_attributes(
+        &self,
+        query: QueryHandle,
+        writes: Vec<AttributeWrite<'_>>,
+        ordinal: impl Into<Ordinal>,
+        mode: PrimMode,
+    ) -> Result<OpId> {
+        self.inner.enqueue_write(query, writes, ordinal.into().get(), mode, "write_attributes")
+    }
+}
+
+impl StageInner {
+    /// The effective submitted floor of a family.
+    pub(crate) fn submitted_floor(&self, family: &Family) -> u64 {
+        family.own_floor_submitted.load(Ordering::Acquire).max(self.floors.base_submitted.load(Ordering::Acquire))
+    }
+
+    /// The effective committed floor of a family.
+    pub(crate) fn committed_floor(&self, family: &Family) -> u64 {
+        family.own_floor_committed.load(Ordering::Acquire).max(self.floors.base_committed.load(Ordering::Acquire))
+    }
+
+    /// Run under the scheduler's ordering lock when a mutation of
+    /// `families` at `ordinal` is submitted: rejects ordinals at or below a
+    /// submitted floor and records the mutation as unsealed and pending.
+    pub(crate) fn admit_mutation(
+        &self,
+        families: &[Arc<Family>],
+        ordinal: u64,
+        prims: Option<&Arc<[PrimPath]>>,
+        call: &'static str,
+    ) -> Result<()> {
+        for f in families {
+            let floor = self.submitted_floor(f);
+            if ordinal <= floor {
+                return Err(Error::new(
+                    Status::WriteFloorViolation,
+                    format!("{call}: ordinal {ordinal} is at or below the write floor {floor}"),
+                )
+                .with_attribute(&*f.name_text)
+                .with_ordinal(ordinal));
+            }
+        }
+        for f in families {
+            f.unsealed().push(Unsealed { ordinal, prims: prims.cloned() });
+            f.pending.fetch_add(1, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
+    fn enqueue_write(
+        self: &Arc<Self>,
+        query: QueryHandle,
+        writes: Vec<AttributeWrite<'_>>,
+        ordinal: u64,
+        mode: PrimMode,
+        call: &'static str,
+    ) -> Result<OpId> {
+        let q = self.query(query, call)?;
+        if writes.is_empty() {
+            return Err(Error::invalid_argument(format!("{call}: no attributes to write")).with_ordinal(ordinal));
+        }
+        let mut entries = Vec::with_capacity(writes.len());
+        for w in writes {
+            let token = self.attr_token(w.attribute, call)?;
+            let family = self.family(token)?;
+            let name = family.name_text.clone();
+            let ctx = Ctx { call, attribute: &name, ordinal };
+            if entries.iter().any(|e: &PreparedWrite| Arc::ptr_eq(&e.family, &family)) {
+                return Err(ctx.err(Status::InvalidArgument, "the batch names this attribute twice"));
+            }
+            entries.push(self.prepare_entry(&q, family, w.data, &ctx)?);
+        }
+        let families: Vec<Arc<Family>> = entries.iter().map(|e| e.family.clone()).collect();
+        let spec = OpSpec::new(Order::Mutation {
+            ordinal,
+            cells: Cells::Keys(families.iter().map(|f| f.id).collect::<SmallVec<_>>()),
+        })
+        .using(q.key);
+        let owner = self.clone();
+        let prims = q.prims.clone();
+        let job: Job = Box::new(move || {
+            let result = owner.apply_writes(&q, &entries, ordinal, mode, call);
+            for e in &entries {
+                e.family.pending.fetch_sub(1, Ordering::AcqRel);
+            }
+            result
+        });
+        self.sched.submit_checked(&spec, job, || self.admit_mutation(&families, ordinal, Some(&prims), call))
+    }
+
+    fn prepare_entry(
+        &self,
+        q: &QueryState,
+        family: Arc<Family>,
+        data: WriteData,
+        ctx: &Ctx<'_>,
+    ) -> Result<PreparedWrite> {
+        let WriteData { tensor, selection, semantic, attribute_mode } = data;
+        if attribute_mode == AttributeMode::Force {
+            return Err(ctx.err(
+                Status::NotSupported,
+                "ATTRIBUTE_MODE_FORCE (schema replacement) is not implemented in this release; delete the attribute and write it again at a later ordinal",
+            ));
+        }
+        let (plan, _) = plan(q.prims.len(), &tensor, selection, ctx)?;
+        let (_, dtype) = tensor.as_rows().map_err(|e| ctx.err(Status::InvalidArgument, e.message()))?;
+        if dtype.element_bytes().is_none() {
+            return Err(ctx.err(Status::InvalidArgument, format!("dtype {dtype} has no whole-byte element size")));
+        }
+        let storage = Storage { dtype, kind: ValueKind::Fixed };
+        let entry = PreparedWrite { family, storage, semantic, tensor, plan };
+        // Schema conflicts provable from committed state (nothing pending on
+        // the attribute could change it) are reported now.
+        if entry.family.pending.load(Ordering::Acquire) == 0 && self.floors.pending_all.load(Ordering::Acquire) == 0 {
+            let targets: Vec<PrimPath> = entry.plan.selected().map(|(i, _)| q.prims[i]).collect();
+            self.check_schema(&entry, &targets, ctx)?;
+        }
+        Ok(entry)
+    }
+
+    /// Fails when a target prim carries the attribute with another storage,
+    /// or the column's role conflicts with the written semantic.
+    fn check_schema(&self, entry: &PreparedWrite, targets: &[PrimPath], ctx: &Ctx<'_>) -> Result<()> {
+        for column in entry.family.columns() {
+            if column.storage == entry.storage {
+                if !column.semantic_fits(entry.semantic) {
+                    return Err(ctx.err(
+                        Status::InvalidArgument,
+                        format!(
+                            "the attribute has semantic {}; this write declares {} (delete the attribute before changing its semantic)",
+                            column.semantic().name(),
+                            entry.semantic.name()
+                        ),
+                    ));
+                }
+                continue;
+            }
+            let guard = column.lock();
+            if let Some(p) = targets.iter().find(|p| guard.row_of(**p).is_some_and(|r| guard.live_at_latest(r))) {
+                return Err(ctx
+                    .err(
+                        Status::InvalidArgument,
+                        format!(
+                            "the prim has this attribute as {}; this write is {} (delete the attribute before changing its type)",
+                            column.storage, entry.storage
+                        ),
+                    )
+                    .with_prim(self.describe(*p)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Executes a write op: checks every entry, then applies them.
+    fn apply_writes(
+        &self,
+        q: &QueryState,
+        entries: &[PreparedWrite],
+        ordinal: u64,
+        mode: PrimMode,
+        call: &'static str,
+    ) -> std::result::Result<(), Failure> {
+        let policy = self.config.admission;
+        let mut targets_per_entry: Vec<Vec<PrimPath>> = Vec::with_capacity(entries.len());
+        let mut columns: Vec<Arc<Column>> = Vec::with_capacity(entries.len());
+        for e in entries {
+            let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
+            let targets: Vec<PrimPath> = e.plan.selected().map(|(i, _)| q.prims[i]).collect();
+            self.check_schema(e, &targets, &ctx)?;
+            let column = e.family.column_for(e.storage);
+            {
+                let guard = column.lock();
+                let rows: Vec<u32> = targets.iter().filter_map(|p| guard.row_of(*p)).collect();
+                if let Err(c) = guard.admission(&Rows::from_vec(rows.clone()), ordinal, policy) {
+                    let prim = guard.prim_of(rows[c.element]);
+                    return Err(admission_error(&ctx, c.ordinal, policy).with_prim(self.describe(prim)).into());
+                }
+            }
+            targets_per_entry.push(targets);
+            columns.push(column);
+        }
+        self.create_prims(entries, &targets_per_entry, ordinal, mode, call)?;
+        for ((e, targets), column) in entries.iter().zip(&targets_per_entry).zip(&columns) {
+            let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
+            self.commit_entry(q, e, targets, column, ordinal, &ctx)?;
+        }
+        Ok(())
+    }
+
+    /// INSERT and prim lifecycle checks, then creation of the missing prims.
+    fn create_prims(
+        &self,
+        entries: &[PreparedWrite],
+        targets: &[Vec<PrimPath>],
+        ordinal: u64,
+        mode: PrimMode,
+        call: &'static str,
+    ) -> Result<()> {
+        let policy = self.config.admission;
+        let mut table = lock(&self.prims);
+        let mut create: Vec<PrimPath> = Vec::new();
+        for (e, targets) in entries.iter().zip(targets) {
+            let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
+            for p in targets {
+                if table.is_live(*p) {
+                    if mode == PrimMode::Insert {
+                        return Err(ctx
+                            .err(Status::PrimNotFound, "INSERT target prim already exists")
+                            .with_prim(self.describe(*p)));
+                    }
+                } else if let Some(blocking) = table.blocking_event(*p, ordinal, policy) {
+                    return Err(ctx
+                        .err(
+                            Status::WriteFloorViolation,
+                            format!(
+                                "ordinal conflict: creating the prim at {ordinal} would precede its lifecycle change at {blocking} (admission {})",
+                                policy_name(policy)
+                            ),
+                        )
+                        .with_prim(self.describe(*p)));
+                } else {
+                    create.push(*p);
+                }
+            }
+        }
+        for p in create {
+            if !table.is_live(p) {
+                table.create(p, ordinal);
+            }
+        }
+        Ok(())
+    }
+
+    fn commit_entry(
+        &self,
+        q: &QueryState,
+        e: &PreparedWrite,
+        targets: &[PrimPath],
+        column: &Arc<Column>,
+        ordinal: u64,
+        ctx: &Ctx<'_>,
+    ) -> Result<()> {
+        let row_bytes = column.row_bytes;
+        let src = e.tensor.bytes();
+        let mut buf = column.pool.take(targets.len() * row_bytes);
+        match &e.plan {
+            ElementPlan::Identity { count } => {
+                let n = *count as usize * row_bytes;
+                buf.bytes_mut().copy_from_slice(&src[..n]);
+            }
+            plan => {
+                let dst = buf.bytes_mut();
+                for (k, (_, s)) in plan.selected().enumerate() {
+                    let s = s as usize * row_bytes;
+                    dst[k * row_bytes..(k + 1) * row_bytes].copy_from_slice(&src[s..s + row_bytes]);
+                }
+            }
+        }
+        let whole_query = matches!(e.plan, ElementPlan::Identity { count } if count as usize == q.prims.len());
+        let mut guard = column.lock();
+        let rows = match whole_query.then(|| q.row_map(column, &guard)) {
+            Some(crate::store::column::RowMap::Run { start, len }) => Rows::Run { start, len },
+            _ => guard.assign_rows(targets.iter().copied()),
+        };
+        let policy = self.config.admission;
+        if let Err(c) = guard.admission(&rows, ordinal, policy) {
+            let prim = guard.prim_of(rows.get(c.element));
+            return Err(admission_error(ctx, c.ordinal, policy).with_prim(self.describe(prim)));
+        }
+        if let Err(role) = column.adopt_semantic(e.semantic) {
+            return Err(ctx.err(
+                Status::InvalidArgument,
+                format!("the attribute has semantic {}; this write declares {}", role.name(), e.semantic.name()),
+            ));
+        }
+        guard.publish(ordinal, Part::Write { rows, data: Arc::new(buf) });
+        Ok(())
+    }
+}
+
+/// Admission conflicts are `WRITE_FLOOR_VIOLATION`: the contract's status
+/// for a mutation blocked by a floor or by retained history.
+pub(crate) fn policy_name(policy: AdmissionPolicy) -> &'static str {
+    match policy {
+        AdmissionPolicy::FloorOnly => "FLOOR_ONLY",
+        AdmissionPolicy::NonDecreasing => "NONDECREASING",
+        AdmissionPolicy::StrictlyIncreasing => "STRICTLY_INCREASING",
+    }
+}
+
+pub(crate) fn admission_error(ctx: &Ctx<'_>, retained: u64, policy: AdmissionPolicy) -> Error {
+    let relation = if policy == AdmissionPolicy::StrictlyIncreasing { "not above" } else { "below" };
+    ctx.err(
+        Status::WriteFloorViolation,
+        format!(
+            "ordinal conflict: ordinal {} is {relation} the retained change at {retained} of this cell (admission {})",
+            ctx.ordinal,
+            policy_name(policy)
+        ),
+    )
+}
