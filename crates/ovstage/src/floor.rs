@@ -201,7 +201,9 @@ impl StageInner {
             while history.len() > self.config.history_depth + 1 {
                 history.pop_front();
             }
-            let candidate = history.front().copied().unwrap_or(0);
+            // The floor `history_depth` advances ago; everything until there
+            // have been that many.
+            let candidate = if history.len() > self.config.history_depth { history[0] } else { 0 };
             let old = self.floors.frontier.fetch_max(candidate, Ordering::AcqRel);
             if candidate <= old {
                 return;

@@ -297,8 +297,12 @@ impl ColumnGuard<'_> {
         if st.versions.get(pos).is_none_or(|v| v.ordinal != ordinal) {
             st.versions.insert(pos, Version::new(ordinal, nrows));
         }
+        // Row counts never decrease with ordinal: a version sees every row
+        // an older version may have made live.
+        for later in st.versions.range_mut(pos..) {
+            later.nrows = later.nrows.max(nrows);
+        }
         let v = &mut st.versions[pos];
-        v.nrows = v.nrows.max(nrows);
         // Parts only ever join unsealed versions, which have no image yet.
         debug_assert!(v.image.is_none(), "publishing into a materialized version");
         v.image = None;
@@ -513,5 +517,192 @@ fn apply(part: &Part, buf: &mut Buf, live: &mut RowSet, row_bytes: usize) {
             live.insert_rows(rows);
         }
         Part::Delete { rows } => live.remove_rows(rows),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The column against a per-row model: random writes and deletes at
+    //! random ordinals, trims to a moving frontier, snapshots and change
+    //! ranges at every retained ordinal, with read groups held across trims.
+
+    use super::*;
+    use crate::schema::ValueKind;
+    use ovstage_types::DType;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    #[derive(Clone, Debug)]
+    enum Step {
+        Write {
+            ordinal: u64,
+            rows: Vec<u32>,
+            value: u32,
+        },
+        Delete {
+            ordinal: u64,
+            rows: Vec<u32>,
+        },
+        /// Seal up to the highest ordinal so far and trim `lag` behind it.
+        Seal {
+            lag: u64,
+        },
+        /// Read a snapshot and hold its image.
+        Hold {
+            back: u64,
+        },
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            5 => (0u64..6, prop::collection::vec(0u32..12, 0..8), 1u32..1000)
+                .prop_map(|(ordinal, rows, value)| Step::Write { ordinal, rows, value }),
+            2 => (0u64..6, prop::collection::vec(0u32..12, 1..4)).prop_map(|(ordinal, rows)| Step::Delete { ordinal, rows }),
+            2 => (0u64..4).prop_map(|lag| Step::Seal { lag }),
+            1 => (0u64..4).prop_map(|back| Step::Hold { back }),
+        ]
+    }
+
+    /// Per row: events `(ordinal, Some(value) | None)` in application order.
+    type Model = BTreeMap<u32, Vec<(u64, Option<u32>)>>;
+
+    fn state_at(model: &Model, row: u32, at: u64) -> Option<u32> {
+        let events = model.get(&row)?;
+        // Newest ordinal at or below `at`; same ordinal: last applied.
+        let mut best: Option<(u64, usize)> = None;
+        for (i, (o, _)) in events.iter().enumerate() {
+            if *o <= at && best.is_none_or(|(bo, bi)| (*o, i) >= (bo, bi)) {
+                best = Some((*o, i));
+            }
+        }
+        best.and_then(|(_, i)| events[i].1)
+    }
+
+    fn column() -> Column {
+        Column::new(Storage { dtype: DType::U32, kind: ValueKind::Fixed })
+    }
+
+    fn prim(row: u32) -> PrimPath {
+        PrimPath::from_raw(u64::from(row) + 1).unwrap()
+    }
+
+    fn row_value(image: &Image, row: u32) -> Option<u32> {
+        (row < image.nrows && image.live.contains(row)).then(|| {
+            let b = &image.data.bytes()[row as usize * 4..row as usize * 4 + 4];
+            u32::from_le_bytes(b.try_into().unwrap())
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn column_matches_model(steps in prop::collection::vec(step(), 1..60)) {
+            let col = column();
+            let mut model: Model = BTreeMap::new();
+            let mut sealed = 0u64;       // everything at or below is sealed
+            let mut frontier = 0u64;     // trimmed to here
+            let mut base = 0u64;         // ordinals of new writes are above this
+            let mut held: Vec<(Arc<Image>, Vec<Option<u32>>)> = Vec::new();
+            for step in steps {
+                match step {
+                    Step::Write { ordinal, rows, value } => {
+                        let ordinal = base + 1 + ordinal;
+                        let mut g = col.lock();
+                        let rows = g.assign_rows(rows.iter().map(|r| prim(*r)));
+                        let mut buf = Buf::zeroed(rows.len() * 4);
+                        for (i, _) in (0..rows.len()).enumerate() {
+                            buf.bytes_mut()[i * 4..i * 4 + 4].copy_from_slice(&(value + i as u32).to_le_bytes());
+                        }
+                        for i in 0..rows.len() {
+                            let r = g.prim_of(rows.get(i)).get() as u32 - 1;
+                            model.entry(r).or_default().push((ordinal, Some(value + i as u32)));
+                        }
+                        g.publish(ordinal, Part::Write { rows, data: Arc::new(buf) });
+                    }
+                    Step::Delete { ordinal, rows } => {
+                        let ordinal = base + 1 + ordinal;
+                        let mut g = col.lock();
+                        let known: Vec<u32> = rows.iter().filter_map(|r| g.row_of(prim(*r))).collect();
+                        if known.is_empty() { continue; }
+                        for r in &known {
+                            let p = g.prim_of(*r).get() as u32 - 1;
+                            model.entry(p).or_default().push((ordinal, None));
+                        }
+                        g.publish(ordinal, Part::Delete { rows: Rows::from_vec(known) });
+                    }
+                    Step::Seal { lag } => {
+                        let top = model.values().flatten().map(|(o, _)| *o).max().unwrap_or(sealed);
+                        sealed = sealed.max(top);
+                        base = sealed;
+                        let f = sealed.saturating_sub(lag).max(frontier);
+                        col.lock().trim(f);
+                        frontier = f;
+                    }
+                    Step::Hold { back } => {
+                        let at = sealed.saturating_sub(back).max(frontier);
+                        let mut g = col.lock();
+                        if let Snapshot::Image { image, .. } = g.snapshot(at) {
+                            let expect = (0..12u32).map(|r| row_value(&image, r)).collect();
+                            held.push((image, expect));
+                        }
+                    }
+                }
+                // Every sealed ordinal at or above the frontier reads exactly.
+                let mut g = col.lock();
+                for at in frontier..=sealed {
+                    match g.snapshot(at) {
+                        Snapshot::Image { image, .. } => {
+                            for p in 0..12u32 {
+                                let got = g.row_of(prim(p)).and_then(|r| row_value(&image, r));
+                                prop_assert_eq!(got, state_at(&model, p, at), "row {} at {}", p, at);
+                            }
+                        }
+                        Snapshot::Empty => {
+                            for p in 0..12u32 {
+                                prop_assert_eq!(state_at(&model, p, at), None, "row {} at {}", p, at);
+                            }
+                        }
+                        Snapshot::Trimmed { oldest } => {
+                            prop_assert!(false, "snapshot at {} inside the window reported trimmed (oldest {})", at, oldest);
+                        }
+                    }
+                }
+                // Change ranges inside the window name exactly the changed rows.
+                if sealed > frontier {
+                    let changed = g.changed_between(frontier + 1, sealed).map_err(|o| TestCaseError::fail(format!("trimmed {o}")))?;
+                    for p in 0..12u32 {
+                        let expect = model.get(&p).is_some_and(|ev| ev.iter().any(|(o, _)| *o > frontier && *o <= sealed));
+                        let got = g.row_of(prim(p)).is_some_and(|r| changed.contains(r));
+                        prop_assert_eq!(got, expect, "row {} changed in ({}, {}]", p, frontier, sealed);
+                    }
+                }
+                drop(g);
+                // Held images never change.
+                for (image, expect) in &held {
+                    let now: Vec<Option<u32>> = (0..12u32).map(|r| row_value(image, r)).collect();
+                    prop_assert_eq!(&now, expect);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn full_writes_are_adopted_and_trims_recycle() {
+        let col = column();
+        let mut g = col.lock();
+        let rows = g.assign_rows((0..4).map(prim));
+        for t in 1..=10u64 {
+            let mut buf = col.pool.take(16);
+            buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&[t as u32; 4]));
+            let ptr = buf.bytes().as_ptr();
+            g.publish(t, Part::Write { rows: rows.clone(), data: Arc::new(buf) });
+            g.trim(t);
+            let Snapshot::Image { image, .. } = g.snapshot(t) else { panic!("no image at {t}") };
+            assert_eq!(image.data.bytes().as_ptr(), ptr, "a full write is the image itself");
+            assert_eq!(g.retained().0, 1, "only the newest sealed version stays");
+        }
+        drop(g);
+        assert!(col.pool.len() >= 1, "trimmed buffers return to the pool");
     }
 }
