@@ -213,3 +213,19 @@ fn floor_scopes() {
     assert_eq!(err.status(), Status::WriteFloorViolation);
     assert!(s.write_attribute(q, "c", 6u64, scalars(&[1.]), PrimMode::Upsert).is_ok());
 }
+
+#[test]
+fn reads_observe_floor_advances_submitted_before_them() {
+    // A large write keeps a lane busy; the read is submitted right after the
+    // advance that seals it, without waiting, and must still see it.
+    let s = stage(2);
+    let n = 1 << 16;
+    let paths = prim_paths(n);
+    let q = query(&s, &paths.iter().map(String::as_str).collect::<Vec<_>>());
+    let values: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    write(&s, q, "x", 1, scalars(&values));
+    seal(&s, 1);
+    let groups = read_groups(&s, q, "x", OrdinalRange::LATEST).unwrap();
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0].data().unwrap().values::<f32>().unwrap(), &values[..]);
+}
