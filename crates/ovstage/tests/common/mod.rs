@@ -6,13 +6,13 @@ use ovstage::{
     WriteData,
 };
 
-pub const LONG: Timeout = Timeout::from_nanos(20_000_000_000);
+pub(crate) const LONG: Timeout = Timeout::from_nanos(20_000_000_000);
 
-pub fn stage(lanes: usize) -> Stage {
+pub(crate) fn stage(lanes: usize) -> Stage {
     Stage::with_config("test", StageConfig::default().with_lanes(lanes))
 }
 
-pub fn query(stage: &Stage, paths: &[&str]) -> QueryHandle {
+pub(crate) fn query(stage: &Stage, paths: &[&str]) -> QueryHandle {
     let list = stage.paths().create_path_list_from_strings(paths).unwrap();
     let q = stage.query_from_path_list(list).unwrap();
     stage.paths().release_path_list_reference(list).unwrap();
@@ -20,32 +20,32 @@ pub fn query(stage: &Stage, paths: &[&str]) -> QueryHandle {
 }
 
 /// `n` prim paths `/World/P{i}`.
-pub fn prim_paths(n: usize) -> Vec<String> {
+pub(crate) fn prim_paths(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("/World/P{i}")).collect()
 }
 
-pub fn f32x3(values: &[[f32; 3]]) -> WriteData {
+pub(crate) fn f32x3(values: &[[f32; 3]]) -> WriteData {
     WriteData::fixed(Tensor::rows(values.iter().flatten().copied().collect(), 3).unwrap())
 }
 
-pub fn scalars(values: &[f32]) -> WriteData {
+pub(crate) fn scalars(values: &[f32]) -> WriteData {
     WriteData::fixed(Tensor::rows(values.to_vec(), 1).unwrap())
 }
 
-pub fn write(stage: &Stage, q: QueryHandle, attr: &str, ordinal: u64, data: WriteData) -> OpId {
+pub(crate) fn write(stage: &Stage, q: QueryHandle, attr: &str, ordinal: u64, data: WriteData) -> OpId {
     stage.write_attribute(q, attr, ordinal, data, PrimMode::Upsert).unwrap()
 }
 
-pub fn seal(stage: &Stage, ordinal: u64) -> OpId {
+pub(crate) fn seal(stage: &Stage, ordinal: u64) -> OpId {
     stage.advance_write_floor(ordinal, FloorScope::All).unwrap()
 }
 
-pub fn wait(stage: &Stage, op: OpId) {
+pub(crate) fn wait(stage: &Stage, op: OpId) {
     stage.wait_ok(op, LONG).unwrap_or_else(|e| panic!("{op} failed: {e}"));
 }
 
 /// All groups of a read.
-pub fn read_groups(stage: &Stage, q: QueryHandle, attr: &str, range: OrdinalRange) -> ovstage::Result<Vec<ReadGroup>> {
+pub(crate) fn read_groups(stage: &Stage, q: QueryHandle, attr: &str, range: OrdinalRange) -> ovstage::Result<Vec<ReadGroup>> {
     let r = stage.read_attributes(q, &[attr.into()], range)?;
     let mut out = Vec::new();
     while let Some(g) = stage.fetch_read_next(r.handle, LONG)? {
@@ -57,7 +57,7 @@ pub fn read_groups(stage: &Stage, q: QueryHandle, attr: &str, range: OrdinalRang
 
 /// `(index in the query, values)` of every value group, and the indices of
 /// tombstones, sorted.
-pub fn read_f32(
+pub(crate) fn read_f32(
     stage: &Stage,
     q: QueryHandle,
     attr: &str,

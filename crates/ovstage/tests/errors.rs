@@ -1,0 +1,150 @@
+//! Every bad input gives a typed error naming what is involved; none
+//! panics. The messages are snapshotted (tests/snapshots/errors__*.snap).
+
+mod common;
+
+use std::fmt::Write as _;
+
+use common::*;
+use ovstage::{
+    AttributeMode, AttributeWrite, DType, Error, OrdinalRange, PrimMode, Selection, Semantic, Stage,
+    StageConfig, Status, Tensor, Timeout, Token, WaitError, WriteData,
+};
+
+struct Report(String);
+
+/// Handle values are salted per stage; hide their digits.
+fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("0x") {
+        out.push_str(&rest[..at + 2]);
+        rest = rest[at + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+        out.push_str("..");
+    }
+    out.push_str(rest);
+    out
+}
+
+impl Report {
+    fn add(&mut self, case: &str, expected: Status, result: Result<impl std::fmt::Debug, Error>) {
+        let err = result.expect_err(case);
+        assert_eq!(err.status(), expected, "{case}: {err}");
+        writeln!(self.0, "{case}\n  {}: {}", err.status(), redact(&err.to_string())).unwrap();
+    }
+}
+
+#[test]
+fn enqueue_errors() {
+    let s = stage(2);
+    let q = query(&s, &["/World/A", "/World/B"]);
+    let mut r = Report(String::new());
+    wait(&s, write(&s, q, "pos", 5, f32x3(&[[0.; 3], [1.; 3]])));
+    wait(&s, seal(&s, 5));
+
+    let f64x3 = WriteData::fixed(Tensor::from_vec(vec![0f64; 6], &[2, 3]).unwrap());
+    r.add("wrong dtype on an existing attribute", Status::InvalidArgument, s.write_attribute(q, "pos", 6u64, f64x3, PrimMode::Upsert));
+    let f32x4 = WriteData::fixed(Tensor::from_vec(vec![0f32; 8], &[2, 4]).unwrap());
+    r.add("wrong lanes on an existing attribute", Status::InvalidArgument, s.write_attribute(q, "pos", 6u64, f32x4, PrimMode::Upsert));
+    r.add("tensor rows differ from the prim count", Status::InvalidArgument, s.write_attribute(q, "pos", 6u64, f32x3(&[[0.; 3]]), PrimMode::Upsert));
+    r.add("ordinal at the floor", Status::WriteFloorViolation, s.write_attribute(q, "pos", 5u64, f32x3(&[[0.; 3]; 2]), PrimMode::Upsert));
+    r.add("ordinal below the floor", Status::WriteFloorViolation, s.write_attribute(q, "vel", 2u64, f32x3(&[[0.; 3]; 2]), PrimMode::Upsert));
+    let point = f32x3(&[[0.; 3]; 2]).with_semantic(Semantic::Point);
+    wait(&s, s.write_attribute(q, "p", 6u64, point, PrimMode::Upsert).unwrap());
+    let vector = f32x3(&[[0.; 3]; 2]).with_semantic(Semantic::Vector);
+    r.add("semantic change", Status::InvalidArgument, s.write_attribute(q, "p", 7u64, vector, PrimMode::Upsert));
+    let gather = scalars(&[1.]).with_selection(Selection::IndexMap(vec![0, 3]));
+    r.add("index_map entry out of range", Status::InvalidArgument, s.write_attribute(q, "s", 6u64, gather, PrimMode::Upsert));
+    let mask = scalars(&[1.; 2]).with_selection(Selection::Mask { count: 2, bits: vec![] });
+    r.add("mask shorter than its count", Status::InvalidArgument, s.write_attribute(q, "s", 6u64, mask, PrimMode::Upsert));
+    let many = scalars(&[1.; 3]).with_selection(Selection::Leading(3));
+    r.add("more prims than the query has", Status::InvalidArgument, s.write_attribute(q, "s", 6u64, many, PrimMode::Upsert));
+    let force = scalars(&[1.; 2]).with_attribute_mode(AttributeMode::Force);
+    r.add("attribute mode FORCE", Status::NotSupported, s.write_attribute(q, "s", 6u64, force, PrimMode::Upsert));
+    r.add("dtype without whole bytes", Status::InvalidArgument, Tensor::new(vec![0u8; 2], DType::new(ovstage::DTypeCode::Float, 4, 1), &[4]).map(|_| ()));
+    r.add("tensor bytes do not match its shape", Status::InvalidArgument, Tensor::from_vec(vec![0f32; 5], &[2, 3]));
+    r.add("empty batch", Status::InvalidArgument, s.write_attributes(q, vec![], 6u64, PrimMode::Upsert));
+    let twice = vec![
+        AttributeWrite { attribute: "s".into(), data: scalars(&[1.; 2]) },
+        AttributeWrite { attribute: "s".into(), data: scalars(&[2.; 2]) },
+    ];
+    r.add("batch names an attribute twice", Status::InvalidArgument, s.write_attributes(q, twice, 6u64, PrimMode::Upsert));
+    r.add("change range with start after end", Status::InvalidArgument, OrdinalRange::changes(9u64, 3u64));
+    wait(&s, write(&s, q, "pos", 6, f32x3(&[[0.; 3]; 2])));
+    r.add("latest read over an unsealed change", Status::WriteFloorViolation, s.read_attributes(q, &["pos".into()], OrdinalRange::LATEST));
+    r.add("snapshot above the floor over an unsealed change", Status::WriteFloorViolation, s.read_attributes(q, &["pos".into()], OrdinalRange::snapshot(6u64)));
+    r.add("delete at the floor", Status::WriteFloorViolation, s.delete_attributes(q, &["pos".into()], 5u64));
+    r.add("whole-prim delete at the floor", Status::WriteFloorViolation, s.delete_attributes(q, &[], 5u64));
+    r.add("empty token text", Status::InvalidArgument, s.write_attribute(q, "", 9u64, scalars(&[1.; 2]), PrimMode::Upsert));
+    r.add("token not from this stage", Status::InvalidHandle, s.write_attribute(q, Token::from_raw(1 << 40).unwrap(), 9u64, scalars(&[1.; 2]), PrimMode::Upsert));
+    r.add("invalid prim path", Status::InvalidArgument, s.paths().intern_path("/World//A"));
+
+    // Stale handles.
+    let list = s.paths().create_path_list_from_strings(&["/X"]).unwrap();
+    let stale = s.query_from_path_list(list).unwrap();
+    wait(&s, s.release_query(stale).unwrap());
+    r.add("write through a released query", Status::InvalidHandle, s.write_attribute(stale, "pos", 9u64, scalars(&[1.]), PrimMode::Upsert));
+    r.add("release a query twice", Status::InvalidHandle, s.release_query(stale));
+    s.paths().release_path_list_reference(list).unwrap();
+    r.add("query from a released path list", Status::InvalidHandle, s.query_from_path_list(list));
+    let read = s.read_attributes(q, &["pos".into()], OrdinalRange::snapshot(5u64)).unwrap();
+    s.release_read(read.handle).unwrap();
+    r.add("fetch from a released read", Status::InvalidHandle, s.fetch_read_next(read.handle, Timeout::POLL));
+    r.add("release a read twice", Status::InvalidHandle, s.release_read(read.handle));
+    let floor = s.get_attribute_write_floor(None).unwrap();
+    s.release_ordinal_query(floor.handle).unwrap();
+    r.add("fetch a released ordinal query", Status::InvalidHandle, s.fetch_ordinal(floor.handle, Timeout::POLL));
+    let other = Stage::new("other");
+    let foreign = query(&other, &["/World/A"]);
+    r.add("a query handle of another stage", Status::InvalidHandle, s.write_attribute(foreign, "pos", 9u64, scalars(&[1.]), PrimMode::Upsert));
+    let op = seal(&s, 6);
+    wait(&s, op);
+    s.release_op(op).unwrap();
+    r.add("release an op twice", Status::InvalidHandle, s.release_op(op));
+    match s.wait(op, Timeout::POLL) {
+        Err(WaitError::Unknown(e)) => r.add("wait on a released op", Status::InvalidArgument, Err::<(), _>(e)),
+        other => panic!("{other:?}"),
+    }
+    insta::assert_snapshot!("enqueue_errors", r.0);
+}
+
+#[test]
+fn execution_errors() {
+    let s = stage(2);
+    let q = query(&s, &["/World/A", "/World/B"]);
+    let qa = query(&s, &["/World/A"]);
+    let mut r = Report(String::new());
+    wait(&s, write(&s, q, "pos", 5, f32x3(&[[0.; 3]; 2])));
+    let op = write(&s, qa, "pos", 4, f32x3(&[[1.; 3]]));
+    r.add("ordinal below a retained change of the cell", Status::WriteFloorViolation, s.wait_ok(op, LONG));
+    let op = s.write_attribute(qa, "pos", 5u64, f32x3(&[[1.; 3]]), PrimMode::Insert).unwrap();
+    r.add("INSERT on an existing prim", Status::PrimNotFound, s.wait_ok(op, LONG));
+    let op = s.delete_attributes(qa, &["pos".into()], 3u64).unwrap();
+    r.add("delete below a retained change of the cell", Status::WriteFloorViolation, s.wait_ok(op, LONG));
+    let op = s.delete_attributes(qa, &[], 4u64).unwrap();
+    r.add("whole-prim delete below the prim's creation", Status::WriteFloorViolation, s.wait_ok(op, LONG));
+
+    let strict = Stage::with_config("strict", StageConfig::default().with_admission(ovstage::AdmissionPolicy::StrictlyIncreasing));
+    let sq = query(&strict, &["/World/A"]);
+    wait(&strict, write(&strict, sq, "x", 3, scalars(&[1.])));
+    let op = write(&strict, sq, "x", 3, scalars(&[2.]));
+    r.add("equal ordinal under STRICTLY_INCREASING", Status::WriteFloorViolation, strict.wait_ok(op, LONG));
+
+    // A schema conflict with a pending write is found when the write runs
+    // (same ordinal: the two run in submission order).
+    let pending = write(&s, q, "m", 7, f32x3(&[[0.; 3]; 2]));
+    let op = s.write_attribute(q, "m", 7u64, scalars(&[1.; 2]), PrimMode::Upsert).unwrap();
+    wait(&s, pending);
+    r.add("type change found at execution", Status::InvalidArgument, s.wait_ok(op, LONG));
+
+    // History below the retention frontier.
+    let shallow = Stage::with_config("shallow", StageConfig::default().with_history_depth(1));
+    let hq = query(&shallow, &["/A"]);
+    for t in 1..=4u64 {
+        write(&shallow, hq, "x", t, scalars(&[t as f32]));
+        wait(&shallow, seal(&shallow, t));
+    }
+    r.add("snapshot below the retention frontier", Status::OutOfRange, read_groups(&shallow, hq, "x", OrdinalRange::snapshot(1u64)));
+    r.add("change range starting below the frontier", Status::OutOfRange, read_groups(&shallow, hq, "x", OrdinalRange::changes(1u64, 4u64).unwrap()));
+    insta::assert_snapshot!("execution_errors", r.0);
+}
