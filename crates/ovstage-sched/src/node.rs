@@ -46,6 +46,7 @@ pub(crate) mod state {
 #[derive(Debug, Default)]
 pub(crate) struct Role {
     pub(crate) mutation_ordinal: Option<u64>,
+    pub(crate) barrier: bool,
     pub(crate) floor_advance: bool,
     pub(crate) uses: SmallVec<[HandleKey; 2]>,
     pub(crate) produces: Option<HandleKey>,
@@ -55,9 +56,10 @@ impl Role {
     pub(crate) fn new(order: &Order, uses: &[HandleKey], produces: Option<HandleKey>) -> Role {
         Role {
             mutation_ordinal: match order {
-                Order::Mutation { ordinal, .. } => Some(*ordinal),
+                Order::Mutation { ordinal, .. } | Order::Barrier { ordinal, .. } => Some(*ordinal),
                 _ => None,
             },
+            barrier: matches!(order, Order::Barrier { .. }),
             floor_advance: matches!(order, Order::FloorAdvance { .. }),
             uses: SmallVec::from_slice(uses),
             produces,

@@ -41,6 +41,8 @@ struct HandleTrack {
 #[derive(Default)]
 pub(crate) struct OrderState {
     buckets: BTreeMap<u64, Bucket>,
+    /// Pending barriers and their cells.
+    barriers: Vec<(Cells, Arc<Node>)>,
     floor_tail: Option<FloorTail>,
     /// Highest ordinal of any `All`-scope floor advance submitted so far.
     /// Mutations at or below it are never submitted afterwards (see
@@ -63,7 +65,25 @@ impl OrderState {
         let mut deps = SmallVec::new();
         match &spec.order {
             Order::Independent => {}
-            Order::Mutation { ordinal, cells } => {
+            Order::Mutation { ordinal, cells } | Order::Barrier { ordinal, cells } => {
+                for (bcells, barrier) in &self.barriers {
+                    if bcells.overlaps(cells) {
+                        push_dep(&mut deps, barrier);
+                    }
+                }
+                if matches!(spec.order, Order::Barrier { .. }) {
+                    for bucket in self.buckets.values() {
+                        if let Some(all) = &bucket.all {
+                            push_dep(&mut deps, all);
+                        }
+                        for (key, tail) in &bucket.cells {
+                            if cells.has(*key) {
+                                push_dep(&mut deps, tail);
+                            }
+                        }
+                    }
+                    self.barriers.push((cells.clone(), node.clone()));
+                }
                 let bucket = self.buckets.entry(*ordinal).or_default();
                 if let Some(all) = &bucket.all {
                     push_dep(&mut deps, all);
@@ -163,6 +183,9 @@ impl OrderState {
             if bucket.is_empty() {
                 self.buckets.remove(&ordinal);
             }
+        }
+        if role.barrier {
+            self.barriers.retain(|(_, b)| !Arc::ptr_eq(b, node));
         }
         if role.floor_advance && self.floor_tail.as_ref().is_some_and(|t| Arc::ptr_eq(&t.node, node)) {
             self.floor_tail = None;

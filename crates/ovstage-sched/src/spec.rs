@@ -23,6 +23,22 @@ impl Cells {
     pub fn one(key: CellKey) -> Cells {
         Cells::Keys(SmallVec::from_slice(&[key]))
     }
+
+    /// Whether the two touch a common key.
+    pub(crate) fn overlaps(&self, other: &Cells) -> bool {
+        match (self, other) {
+            (Cells::All, _) | (_, Cells::All) => true,
+            (Cells::Keys(a), Cells::Keys(b)) => a.iter().any(|k| b.contains(k)),
+        }
+    }
+
+    /// Whether it touches `key`.
+    pub(crate) fn has(&self, key: CellKey) -> bool {
+        match self {
+            Cells::All => true,
+            Cells::Keys(keys) => keys.contains(&key),
+        }
+    }
 }
 
 /// Which mutations a floor advance waits for.
@@ -54,6 +70,17 @@ pub enum Order {
     Independent,
     /// A write, delete, map commit or clone at `ordinal` touching `cells`.
     Mutation {
+        /// The mutation's ordinal.
+        ordinal: u64,
+        /// What it touches.
+        cells: Cells,
+    },
+    /// A mutation whose effect depends on what exists when it runs (a
+    /// delete, an INSERT): besides the rules of a mutation, it runs after
+    /// every pending mutation touching its cells at any ordinal, and every
+    /// mutation touching its cells submitted after it runs after it. Around
+    /// a barrier, mutations of its cells run in submission order.
+    Barrier {
         /// The mutation's ordinal.
         ordinal: u64,
         /// What it touches.
@@ -151,5 +178,8 @@ mod tests {
         assert!(OpSpec::independent().using(3).is_ordered());
         assert!(OpSpec::new(Order::AfterFloors).is_ordered());
         assert!(OpSpec::new(Order::Mutation { ordinal: 1, cells: Cells::one(1) }).is_ordered());
+        assert!(Cells::one(1).overlaps(&Cells::All));
+        assert!(!Cells::one(1).overlaps(&Cells::one(2)));
+        assert!(Cells::All.has(9) && !Cells::one(1).has(9));
     }
 }

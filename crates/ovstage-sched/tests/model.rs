@@ -14,7 +14,7 @@ use smallvec::SmallVec;
 
 #[derive(Clone, Debug)]
 enum Gen {
-    Mutation { ordinal: u64, keys: Vec<u64>, all: bool },
+    Mutation { ordinal: u64, keys: Vec<u64>, all: bool, barrier: bool },
     Advance { ordinal: u64, scope: u8, keys: Vec<u64> },
     Read,
     Produce(u64),
@@ -24,8 +24,8 @@ enum Gen {
 
 fn gen_op() -> impl Strategy<Value = Gen> {
     prop_oneof![
-        6 => (0u64..8, prop::collection::vec(0u64..4, 1..3), prop::bool::weighted(0.1))
-            .prop_map(|(ordinal, keys, all)| Gen::Mutation { ordinal, keys, all }),
+        6 => (0u64..8, prop::collection::vec(0u64..4, 1..3), prop::bool::weighted(0.1), prop::bool::weighted(0.1))
+            .prop_map(|(ordinal, keys, all, barrier)| Gen::Mutation { ordinal, keys, all, barrier }),
         2 => (0u64..8, 0u8..3, prop::collection::vec(0u64..4, 0..3))
             .prop_map(|(ordinal, scope, keys)| Gen::Advance { ordinal, scope, keys }),
         1 => Just(Gen::Read),
@@ -46,10 +46,14 @@ fn scope_of(scope: u8, keys: &[u64]) -> FloorScope {
 
 fn spec_of(g: &Gen) -> OpSpec {
     match g {
-        Gen::Mutation { ordinal, keys, all } => OpSpec::new(Order::Mutation {
-            ordinal: *ordinal,
-            cells: if *all { Cells::All } else { Cells::Keys(keys.iter().copied().collect()) },
-        }),
+        Gen::Mutation { ordinal, keys, all, barrier } => {
+            let cells = if *all { Cells::All } else { Cells::Keys(keys.iter().copied().collect()) };
+            if *barrier {
+                OpSpec::new(Order::Barrier { ordinal: *ordinal, cells })
+            } else {
+                OpSpec::new(Order::Mutation { ordinal: *ordinal, cells })
+            }
+        }
         Gen::Advance { ordinal, scope, keys } => {
             OpSpec::new(Order::FloorAdvance { ordinal: *ordinal, scope: scope_of(*scope, keys) })
         }
@@ -85,7 +89,9 @@ fn in_scope(m: &Gen, scope: u8, keys: &[u64]) -> bool {
 /// (after it, a new producer starts a new handle life).
 fn must_follow(a: &Gen, b: &Gen) -> bool {
     match (a, b) {
-        (Gen::Mutation { ordinal: oa, .. }, Gen::Mutation { ordinal: ob, .. }) => oa == ob && overlaps(a, b),
+        (Gen::Mutation { ordinal: oa, barrier: ba, .. }, Gen::Mutation { ordinal: ob, barrier: bb, .. }) => {
+            (oa == ob || *ba || *bb) && overlaps(a, b)
+        }
         (Gen::Mutation { ordinal: oa, .. }, Gen::Advance { ordinal, scope, keys }) => {
             oa <= ordinal && in_scope(a, *scope, keys)
         }

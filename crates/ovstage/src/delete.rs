@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
-use ovstage_types::{Error, OpId, Ordinal, PrimPath, QueryHandle, Result, Status};
+use ovstage_types::{Error, OpId, Ordinal, QueryHandle, Result, Status};
 use smallvec::SmallVec;
 
 use crate::api::AttrRef;
@@ -12,7 +12,7 @@ use crate::family::{Family, Unsealed};
 use crate::stage::{QueryState, Stage, StageInner, lock};
 use crate::store::column::{Column, Part};
 use crate::store::rows::Rows;
-use crate::write::{Ctx, admission_error, policy_name};
+use crate::write::{Ctx, Targets};
 
 const CALL: &str = "delete_attributes";
 
@@ -45,10 +45,13 @@ enum Target {
 impl StageInner {
     fn enqueue_delete(self: &Arc<Self>, query: QueryHandle, attributes: &[AttrRef<'_>], ordinal: u64) -> Result<OpId> {
         let q = self.query(query, CALL)?;
+        let q_check = q.clone();
         let prims = q.prims.clone();
         let owner = self.clone();
+        // A delete removes what exists when it runs: order it with every
+        // mutation of what it touches.
         if attributes.is_empty() {
-            let spec = OpSpec::new(Order::Mutation { ordinal, cells: Cells::All }).using(q.key);
+            let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::All }).using(q.key);
             let target: Arc<std::sync::Mutex<Option<Target>>> = Arc::default();
             let job_target = target.clone();
             let job: Job = Box::new(move || {
@@ -69,7 +72,19 @@ impl StageInner {
                     )
                     .with_ordinal(ordinal));
                 }
-                let floors = self.all_families().iter().map(|f| (f.id, self.submitted_floor(f))).collect();
+                let families = self.all_families();
+                let targets = Targets::whole(&q_check);
+                {
+                    let all = lock(&self.floors.unsealed_all);
+                    for f in &families {
+                        self.admission(&[&f.unsealed(), &all], &targets, ordinal)
+                            .map_err(|(at, prim)| self.conflict(CALL, &f.name_text, ordinal, at, prim))?;
+                    }
+                    if let Err((at, prim)) = self.admission(&[&all], &targets, ordinal) {
+                        return Err(self.conflict(CALL, "(all)", ordinal, at, prim));
+                    }
+                }
+                let floors = families.iter().map(|f| (f.id, self.submitted_floor(f))).collect();
                 *lock(&target) = Some(Target::Prims { floors, base });
                 lock(&self.floors.unsealed_all).push(Unsealed { ordinal, prims: Some(prims.clone()) });
                 self.floors.pending_all.fetch_add(1, Ordering::AcqRel);
@@ -83,7 +98,7 @@ impl StageInner {
                 families.push(family);
             }
         }
-        let spec = OpSpec::new(Order::Mutation {
+        let spec = OpSpec::new(Order::Barrier {
             ordinal,
             cells: Cells::Keys(families.iter().map(|f| f.id).collect::<SmallVec<_>>()),
         })
@@ -98,11 +113,13 @@ impl StageInner {
             }
             result
         });
-        self.sched.submit_checked(&spec, job, || self.admit_mutation(&families, ordinal, Some(&prims), CALL))
+        // Admission treats every targeted cell as changed by the delete.
+        let targets = Targets::whole(&q_check);
+        let admitted: Vec<(&Arc<Family>, &Targets<'_>)> = families.iter().map(|f| (f, &targets)).collect();
+        self.sched.submit_checked(&spec, job, || self.admit_mutation(&admitted, ordinal, CALL))
     }
 
     fn apply_delete(&self, q: &QueryState, target: &Target, ordinal: u64) -> std::result::Result<(), Failure> {
-        let policy = self.config.admission;
         let families = match target {
             Target::Attributes(f) => f.clone(),
             Target::Prims { .. } => self.all_families(),
@@ -130,41 +147,19 @@ impl StageInner {
                             .into());
                     }
                 }
-                let rows = Rows::from_vec(rows);
-                if let Err(c) = guard.admission(&rows, ordinal, policy) {
-                    let prim = guard.prim_of(rows.get(c.element));
-                    return Err(admission_error(&ctx, c.ordinal, policy).with_prim(self.describe(prim)).into());
-                }
                 drop(guard);
-                plan.push((column, rows));
-            }
-        }
-        let mut removed: Vec<PrimPath> = Vec::new();
-        if matches!(target, Target::Prims { .. }) {
-            let table = lock(&self.prims);
-            for p in q.prims.iter().filter(|p| table.is_live(**p)) {
-                if let Some(blocking) = table.blocking_event(*p, ordinal, policy) {
-                    return Err(Error::new(
-                        Status::WriteFloorViolation,
-                        format!(
-                            "{CALL}: ordinal conflict: deleting the prim at {ordinal} would precede its lifecycle change at {blocking} (admission {})",
-                            policy_name(policy)
-                        ),
-                    )
-                    .with_prim(self.describe(*p))
-                    .with_ordinal(ordinal)
-                    .into());
-                }
-                removed.push(*p);
+                plan.push((column, Rows::from_vec(rows)));
             }
         }
         for (column, rows) in plan {
             column.lock().publish(ordinal, Part::Delete { rows });
         }
-        if !removed.is_empty() {
+        if matches!(target, Target::Prims { .. }) {
             let mut table = lock(&self.prims);
-            for p in removed {
-                table.remove(p, ordinal);
+            for p in q.prims.iter() {
+                if table.is_live(*p) {
+                    table.remove(*p, ordinal);
+                }
             }
         }
         Ok(())

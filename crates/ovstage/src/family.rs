@@ -84,16 +84,24 @@ impl Family {
         self.unsealed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The first unsealed mutation in `(after, through]` overlapping
-    /// `prims` (as a bitset over prim indices; `None` = every prim).
-    pub(crate) fn unsealed_overlap(&self, after: u64, through: u64, prims: Option<&RowSet>) -> Option<u64> {
-        self.unsealed()
-            .iter()
-            .filter(|u| u.ordinal > after && u.ordinal <= through)
-            .find(|u| match (&u.prims, prims) {
-                (Some(targets), Some(bits)) => targets.iter().any(|p| bits.contains((p.get() - 1) as u32)),
-                _ => true,
-            })
-            .map(|u| u.ordinal)
+    /// The first unsealed mutation in `(after, through]` overlapping the
+    /// prims in `bits`: its ordinal and a prim in common.
+    pub(crate) fn unsealed_overlap(&self, after: u64, through: u64, bits: &RowSet) -> Option<(u64, Option<PrimPath>)> {
+        overlap(&self.unsealed(), after, through, bits)
     }
+}
+
+/// The first entry of `list` in `(after, through]` overlapping the prims in
+/// `bits` (a bitset over prim indices): its ordinal and a prim in common
+/// (`None` when the entry's prims are unknown).
+pub(crate) fn overlap(list: &[Unsealed], after: u64, through: u64, bits: &RowSet) -> Option<(u64, Option<PrimPath>)> {
+    list.iter().filter(|u| u.ordinal > after && u.ordinal <= through).find_map(|u| match &u.prims {
+        Some(prims) => prims.iter().find(|p| bits.contains(prim_bit(**p))).map(|p| (u.ordinal, Some(*p))),
+        None => Some((u.ordinal, None)),
+    })
+}
+
+/// A prim's bit in prim bitsets.
+pub(crate) fn prim_bit(p: PrimPath) -> u32 {
+    (p.get() - 1) as u32
 }

@@ -1,6 +1,6 @@
 //! The prims of a stage and their lifecycle history.
 
-use ovstage_types::{AdmissionPolicy, PrimPath};
+use ovstage_types::PrimPath;
 use smallvec::SmallVec;
 
 #[derive(Default, Clone)]
@@ -26,19 +26,6 @@ impl PrimTable {
         self.slots.get(index(p)).is_some_and(|s| s.live)
     }
 
-    /// A lifecycle change of `p` newer than `ordinal` that blocks a
-    /// lifecycle change at `ordinal` under `policy`.
-    pub(crate) fn blocking_event(&self, p: PrimPath, ordinal: u64, policy: AdmissionPolicy) -> Option<u64> {
-        let slot = self.slots.get(index(p))?;
-        let &(last, _) = slot.events.last()?;
-        let blocks = match policy {
-            AdmissionPolicy::FloorOnly => false,
-            AdmissionPolicy::NonDecreasing => last > ordinal,
-            AdmissionPolicy::StrictlyIncreasing => last >= ordinal,
-        };
-        blocks.then_some(last)
-    }
-
     fn record(&mut self, p: PrimPath, ordinal: u64, alive: bool) {
         let i = index(p);
         if i >= self.slots.len() {
@@ -55,7 +42,7 @@ impl PrimTable {
         slot.live = alive;
         let pos = slot.events.partition_point(|(o, _)| *o <= ordinal);
         slot.events.insert(pos, (ordinal, alive));
-        // Keep a short history: admission only needs the newest entry.
+        // A short history is enough: admission works on accepted changes.
         if slot.events.len() > 4 {
             slot.events.remove(0);
         }

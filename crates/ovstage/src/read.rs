@@ -9,7 +9,7 @@ use ovstage_types::{
 };
 
 use crate::api::{AttrRef, Enqueued};
-use crate::family::Family;
+use crate::family::{Family, overlap};
 use crate::group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup};
 use crate::schema::Schema;
 use crate::stage::{QueryState, Stage, StageInner, lock};
@@ -141,16 +141,12 @@ impl StageInner {
             for f in &families {
                 let floor = self.submitted_floor(f);
                 if end > floor {
-                    let bits = Some(q.prim_bits());
-                    let hit = f.unsealed_overlap(floor, end, bits).or_else(|| {
-                        lock(&self.floors.unsealed_all)
-                            .iter()
-                            .filter(|u| u.ordinal > floor && u.ordinal <= end)
-                            .find(|u| u.prims.as_ref().is_none_or(|ps| ps.iter().any(|p| q.prim_bits().contains((p.get() - 1) as u32))))
-                            .map(|u| u.ordinal)
-                    });
-                    if let Some(at) = hit {
-                        return Err(Error::new(
+                    let bits = q.prim_bits();
+                    let hit = f
+                        .unsealed_overlap(floor, end, bits)
+                        .or_else(|| overlap(&lock(&self.floors.unsealed_all), floor, end, bits));
+                    if let Some((at, prim)) = hit {
+                        let err = Error::new(
                             Status::WriteFloorViolation,
                             format!(
                                 "{CALL}: a queried prim has an unsealed change at {at}, above the write floor {floor} and at or below the read's end {}; reads see sealed data only",
@@ -158,7 +154,11 @@ impl StageInner {
                             ),
                         )
                         .with_attribute(&*f.name_text)
-                        .with_ordinal(end));
+                        .with_ordinal(end);
+                        return Err(match prim {
+                            Some(p) => err.with_prim(self.describe(p)),
+                            None => err,
+                        });
                     }
                 }
                 chosen.push(ReadTarget { family: f.clone(), end: end.min(floor) });

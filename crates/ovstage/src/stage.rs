@@ -36,7 +36,7 @@ impl QueryState {
         self.prim_bits.get_or_init(|| {
             let mut bits = RowSet::new();
             for p in self.prims.iter() {
-                bits.insert((p.get() - 1) as u32);
+                bits.insert(crate::family::prim_bit(*p));
             }
             bits
         })

@@ -1,5 +1,6 @@
 //! Copy-in writes: validation at enqueue, application on a lane.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -10,10 +11,11 @@ use ovstage_types::{
 use smallvec::SmallVec;
 
 use crate::api::{AttrRef, AttributeWrite, Selection, WriteData};
-use crate::family::{Family, Unsealed};
+use crate::family::{Family, Unsealed, overlap, prim_bit};
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{QueryState, Stage, StageInner, lock};
-use crate::store::column::{Column, Part};
+use crate::store::column::{Column, Part, RowMap};
+use crate::store::rows::RowSet;
 use crate::store::rows::Rows;
 use crate::tensor::Tensor;
 
@@ -48,6 +50,34 @@ pub(crate) struct PreparedWrite {
     semantic: Semantic,
     tensor: Tensor,
     plan: ElementPlan,
+}
+
+/// The prims a mutation changes, as a list and as a bitset over prim
+/// indices (borrowed from the query when it is the whole query).
+pub(crate) struct Targets<'a> {
+    pub(crate) prims: Arc<[PrimPath]>,
+    pub(crate) bits: Cow<'a, RowSet>,
+}
+
+impl<'a> Targets<'a> {
+    pub(crate) fn whole(q: &'a QueryState) -> Targets<'a> {
+        Targets { prims: q.prims.clone(), bits: Cow::Borrowed(q.prim_bits()) }
+    }
+
+    fn subset(prims: Vec<PrimPath>) -> Targets<'a> {
+        let mut bits = RowSet::new();
+        prims.iter().for_each(|p| bits.insert(prim_bit(*p)));
+        Targets { prims: prims.into(), bits: Cow::Owned(bits) }
+    }
+}
+
+impl PreparedWrite {
+    fn targets<'q>(&self, q: &'q QueryState) -> Targets<'q> {
+        match self.plan {
+            ElementPlan::Identity { count } if count as usize == q.prims.len() => Targets::whole(q),
+            _ => Targets::subset(self.plan.selected().map(|(i, _)| q.prims[i]).collect()),
+        }
+    }
 }
 
 /// Context of an error: the call, the attribute and the ordinal.
@@ -167,17 +197,19 @@ impl StageInner {
         family.own_floor_committed.load(Ordering::Acquire).max(self.floors.base_committed.load(Ordering::Acquire))
     }
 
-    /// Run under the scheduler's ordering lock when a mutation of
-    /// `families` at `ordinal` is submitted: rejects ordinals at or below a
-    /// submitted floor and records the mutation as unsealed and pending.
+    /// Run under the scheduler's ordering lock when a mutation at `ordinal`
+    /// is submitted: rejects ordinals at or below a submitted floor and, per
+    /// the admission policy, ordinals below (or, strictly, at) a change
+    /// already accepted for one of its cells; then records the mutation as
+    /// unsealed and pending. Admission is decided here, in submission order,
+    /// so mutations at different ordinals may then run in any order.
     pub(crate) fn admit_mutation(
         &self,
-        families: &[Arc<Family>],
+        entries: &[(&Arc<Family>, &Targets<'_>)],
         ordinal: u64,
-        prims: Option<&Arc<[PrimPath]>>,
         call: &'static str,
     ) -> Result<()> {
-        for f in families {
+        for (f, _) in entries {
             let floor = self.submitted_floor(f);
             if ordinal <= floor {
                 return Err(Error::new(
@@ -188,11 +220,60 @@ impl StageInner {
                 .with_ordinal(ordinal));
             }
         }
-        for f in families {
-            f.unsealed().push(Unsealed { ordinal, prims: prims.cloned() });
+        for (f, t) in entries {
+            let all = lock(&self.floors.unsealed_all);
+            self.admission(&[&f.unsealed(), &all], t, ordinal)
+                .map_err(|(at, prim)| self.conflict(call, &f.name_text, ordinal, at, prim))?;
+        }
+        for (f, t) in entries {
+            f.unsealed().push(Unsealed { ordinal, prims: Some(t.prims.clone()) });
             f.pending.fetch_add(1, Ordering::AcqRel);
         }
         Ok(())
+    }
+
+    /// The accepted change in `lists` that blocks a change of `targets` at
+    /// `ordinal` under the admission policy.
+    pub(crate) fn admission(
+        &self,
+        lists: &[&[Unsealed]],
+        targets: &Targets<'_>,
+        ordinal: u64,
+    ) -> std::result::Result<(), (u64, Option<PrimPath>)> {
+        let after = match self.config.admission {
+            AdmissionPolicy::FloorOnly => return Ok(()),
+            AdmissionPolicy::NonDecreasing => ordinal,
+            AdmissionPolicy::StrictlyIncreasing => ordinal - 1,
+        };
+        match lists.iter().find_map(|l| overlap(l, after, u64::MAX, &targets.bits)) {
+            Some(hit) => Err(hit),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn conflict(
+        &self,
+        call: &'static str,
+        attribute: &str,
+        ordinal: u64,
+        at: u64,
+        prim: Option<PrimPath>,
+    ) -> Error {
+        let policy = self.config.admission;
+        let relation = if policy == AdmissionPolicy::StrictlyIncreasing { "not above" } else { "below" };
+        let err = Error::new(
+            Status::WriteFloorViolation,
+            format!(
+                "{call}: ordinal conflict: ordinal {ordinal} is {relation} the change at {at} already accepted for this cell (admission {})",
+                policy_name(policy)
+            ),
+        )
+        .with_attribute(attribute)
+        .with_ordinal(ordinal);
+        match prim {
+            Some(p) => err.with_prim(self.describe(p)),
+            None => err,
+        }
     }
 
     fn enqueue_write(
@@ -218,22 +299,26 @@ impl StageInner {
             }
             entries.push(self.prepare_entry(&q, family, w.data, &ctx)?);
         }
+        let cells = Cells::Keys(entries.iter().map(|e| e.family.id).collect::<SmallVec<_>>());
+        // INSERT depends on which prims exist when it runs: order it with
+        // every mutation of its attributes.
+        let order = match mode {
+            PrimMode::Upsert => Order::Mutation { ordinal, cells },
+            PrimMode::Insert => Order::Barrier { ordinal, cells },
+        };
+        let spec = OpSpec::new(order).using(q.key);
         let families: Vec<Arc<Family>> = entries.iter().map(|e| e.family.clone()).collect();
-        let spec = OpSpec::new(Order::Mutation {
-            ordinal,
-            cells: Cells::Keys(families.iter().map(|f| f.id).collect::<SmallVec<_>>()),
-        })
-        .using(q.key);
-        let owner = self.clone();
-        let prims = q.prims.clone();
+        let targets: Vec<Targets<'_>> = entries.iter().map(|e| e.targets(&q)).collect();
+        let admitted: Vec<(&Arc<Family>, &Targets<'_>)> = families.iter().zip(&targets).collect();
+        let (owner, job_q) = (self.clone(), q.clone());
         let job: Job = Box::new(move || {
-            let result = owner.apply_writes(&q, &entries, ordinal, mode, call);
+            let result = owner.apply_writes(&job_q, &entries, ordinal, mode, call);
             for e in &entries {
                 e.family.pending.fetch_sub(1, Ordering::AcqRel);
             }
             result
         });
-        self.sched.submit_checked(&spec, job, || self.admit_mutation(&families, ordinal, Some(&prims), call))
+        self.sched.submit_checked(&spec, job, || self.admit_mutation(&admitted, ordinal, call))
     }
 
     fn prepare_entry(
@@ -308,24 +393,14 @@ impl StageInner {
         mode: PrimMode,
         call: &'static str,
     ) -> std::result::Result<(), Failure> {
-        let policy = self.config.admission;
         let mut targets_per_entry: Vec<Vec<PrimPath>> = Vec::with_capacity(entries.len());
         let mut columns: Vec<Arc<Column>> = Vec::with_capacity(entries.len());
         for e in entries {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
             let targets: Vec<PrimPath> = e.plan.selected().map(|(i, _)| q.prims[i]).collect();
             self.check_schema(e, &targets, &ctx)?;
-            let column = e.family.column_for(e.storage);
-            {
-                let guard = column.lock();
-                let rows: Vec<u32> = targets.iter().filter_map(|p| guard.row_of(*p)).collect();
-                if let Err(c) = guard.admission(&Rows::from_vec(rows.clone()), ordinal, policy) {
-                    let prim = guard.prim_of(rows[c.element]);
-                    return Err(admission_error(&ctx, c.ordinal, policy).with_prim(self.describe(prim)).into());
-                }
-            }
             targets_per_entry.push(targets);
-            columns.push(column);
+            columns.push(e.family.column_for(e.storage));
         }
         self.create_prims(entries, &targets_per_entry, ordinal, mode, call)?;
         for ((e, targets), column) in entries.iter().zip(&targets_per_entry).zip(&columns) {
@@ -344,7 +419,6 @@ impl StageInner {
         mode: PrimMode,
         call: &'static str,
     ) -> Result<()> {
-        let policy = self.config.admission;
         let mut table = lock(&self.prims);
         let mut create: Vec<PrimPath> = Vec::new();
         for (e, targets) in entries.iter().zip(targets) {
@@ -356,16 +430,6 @@ impl StageInner {
                             .err(Status::PrimNotFound, "INSERT target prim already exists")
                             .with_prim(self.describe(*p)));
                     }
-                } else if let Some(blocking) = table.blocking_event(*p, ordinal, policy) {
-                    return Err(ctx
-                        .err(
-                            Status::WriteFloorViolation,
-                            format!(
-                                "ordinal conflict: creating the prim at {ordinal} would precede its lifecycle change at {blocking} (admission {})",
-                                policy_name(policy)
-                            ),
-                        )
-                        .with_prim(self.describe(*p)));
                 } else {
                     create.push(*p);
                 }
@@ -407,14 +471,9 @@ impl StageInner {
         let whole_query = matches!(e.plan, ElementPlan::Identity { count } if count as usize == q.prims.len());
         let mut guard = column.lock();
         let rows = match whole_query.then(|| q.row_map(column, &guard)) {
-            Some(crate::store::column::RowMap::Run { start, len }) => Rows::Run { start, len },
+            Some(RowMap::Run { start, len }) => Rows::Run { start, len },
             _ => guard.assign_rows(targets.iter().copied()),
         };
-        let policy = self.config.admission;
-        if let Err(c) = guard.admission(&rows, ordinal, policy) {
-            let prim = guard.prim_of(rows.get(c.element));
-            return Err(admission_error(ctx, c.ordinal, policy).with_prim(self.describe(prim)));
-        }
         if let Err(role) = column.adopt_semantic(e.semantic) {
             return Err(ctx.err(
                 Status::InvalidArgument,
@@ -426,24 +485,10 @@ impl StageInner {
     }
 }
 
-/// Admission conflicts are `WRITE_FLOOR_VIOLATION`: the contract's status
-/// for a mutation blocked by a floor or by retained history.
 pub(crate) fn policy_name(policy: AdmissionPolicy) -> &'static str {
     match policy {
         AdmissionPolicy::FloorOnly => "FLOOR_ONLY",
         AdmissionPolicy::NonDecreasing => "NONDECREASING",
         AdmissionPolicy::StrictlyIncreasing => "STRICTLY_INCREASING",
     }
-}
-
-pub(crate) fn admission_error(ctx: &Ctx<'_>, retained: u64, policy: AdmissionPolicy) -> Error {
-    let relation = if policy == AdmissionPolicy::StrictlyIncreasing { "not above" } else { "below" };
-    ctx.err(
-        Status::WriteFloorViolation,
-        format!(
-            "ordinal conflict: ordinal {} is {relation} the retained change at {retained} of this cell (admission {})",
-            ctx.ordinal,
-            policy_name(policy)
-        ),
-    )
 }

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use common::*;
 use ovstage::{
-    AttributeMode, AttributeWrite, DType, Error, OrdinalRange, PrimMode, Selection, Semantic, Stage,
-    StageConfig, Status, Tensor, Timeout, Token, WaitError, WriteData,
+    AttributeMode, AttributeWrite, DType, Error, OrdinalRange, PrimMode, Selection, Semantic, Stage, StageConfig,
+    Status, Tensor, Timeout, Token, WaitError, WriteData,
 };
 
 struct Report(String);
@@ -43,47 +43,107 @@ fn enqueue_errors() {
     wait(&s, seal(&s, 5));
 
     let f64x3 = WriteData::fixed(Tensor::from_vec(vec![0f64; 6], &[2, 3]).unwrap());
-    r.add("wrong dtype on an existing attribute", Status::InvalidArgument, s.write_attribute(q, "pos", 6u64, f64x3, PrimMode::Upsert));
+    r.add(
+        "wrong dtype on an existing attribute",
+        Status::InvalidArgument,
+        s.write_attribute(q, "pos", 6u64, f64x3, PrimMode::Upsert),
+    );
     let f32x4 = WriteData::fixed(Tensor::from_vec(vec![0f32; 8], &[2, 4]).unwrap());
-    r.add("wrong lanes on an existing attribute", Status::InvalidArgument, s.write_attribute(q, "pos", 6u64, f32x4, PrimMode::Upsert));
-    r.add("tensor rows differ from the prim count", Status::InvalidArgument, s.write_attribute(q, "pos", 6u64, f32x3(&[[0.; 3]]), PrimMode::Upsert));
-    r.add("ordinal at the floor", Status::WriteFloorViolation, s.write_attribute(q, "pos", 5u64, f32x3(&[[0.; 3]; 2]), PrimMode::Upsert));
-    r.add("ordinal below the floor", Status::WriteFloorViolation, s.write_attribute(q, "vel", 2u64, f32x3(&[[0.; 3]; 2]), PrimMode::Upsert));
+    r.add(
+        "wrong lanes on an existing attribute",
+        Status::InvalidArgument,
+        s.write_attribute(q, "pos", 6u64, f32x4, PrimMode::Upsert),
+    );
+    r.add(
+        "tensor rows differ from the prim count",
+        Status::InvalidArgument,
+        s.write_attribute(q, "pos", 6u64, f32x3(&[[0.; 3]]), PrimMode::Upsert),
+    );
+    r.add(
+        "ordinal at the floor",
+        Status::WriteFloorViolation,
+        s.write_attribute(q, "pos", 5u64, f32x3(&[[0.; 3]; 2]), PrimMode::Upsert),
+    );
+    r.add(
+        "ordinal below the floor",
+        Status::WriteFloorViolation,
+        s.write_attribute(q, "vel", 2u64, f32x3(&[[0.; 3]; 2]), PrimMode::Upsert),
+    );
     let point = f32x3(&[[0.; 3]; 2]).with_semantic(Semantic::Point);
     wait(&s, s.write_attribute(q, "p", 6u64, point, PrimMode::Upsert).unwrap());
     let vector = f32x3(&[[0.; 3]; 2]).with_semantic(Semantic::Vector);
     r.add("semantic change", Status::InvalidArgument, s.write_attribute(q, "p", 7u64, vector, PrimMode::Upsert));
     let gather = scalars(&[1.]).with_selection(Selection::IndexMap(vec![0, 3]));
-    r.add("index_map entry out of range", Status::InvalidArgument, s.write_attribute(q, "s", 6u64, gather, PrimMode::Upsert));
+    r.add(
+        "index_map entry out of range",
+        Status::InvalidArgument,
+        s.write_attribute(q, "s", 6u64, gather, PrimMode::Upsert),
+    );
     let mask = scalars(&[1.; 2]).with_selection(Selection::Mask { count: 2, bits: vec![] });
-    r.add("mask shorter than its count", Status::InvalidArgument, s.write_attribute(q, "s", 6u64, mask, PrimMode::Upsert));
+    r.add(
+        "mask shorter than its count",
+        Status::InvalidArgument,
+        s.write_attribute(q, "s", 6u64, mask, PrimMode::Upsert),
+    );
     let many = scalars(&[1.; 3]).with_selection(Selection::Leading(3));
-    r.add("more prims than the query has", Status::InvalidArgument, s.write_attribute(q, "s", 6u64, many, PrimMode::Upsert));
+    r.add(
+        "more prims than the query has",
+        Status::InvalidArgument,
+        s.write_attribute(q, "s", 6u64, many, PrimMode::Upsert),
+    );
     let force = scalars(&[1.; 2]).with_attribute_mode(AttributeMode::Force);
     r.add("attribute mode FORCE", Status::NotSupported, s.write_attribute(q, "s", 6u64, force, PrimMode::Upsert));
-    r.add("dtype without whole bytes", Status::InvalidArgument, Tensor::new(vec![0u8; 2], DType::new(ovstage::DTypeCode::Float, 4, 1), &[4]).map(|_| ()));
+    r.add(
+        "dtype without whole bytes",
+        Status::InvalidArgument,
+        Tensor::new(vec![0u8; 2], DType::new(ovstage::DTypeCode::Float, 4, 1), &[4]).map(|_| ()),
+    );
     r.add("tensor bytes do not match its shape", Status::InvalidArgument, Tensor::from_vec(vec![0f32; 5], &[2, 3]));
     r.add("empty batch", Status::InvalidArgument, s.write_attributes(q, vec![], 6u64, PrimMode::Upsert));
     let twice = vec![
         AttributeWrite { attribute: "s".into(), data: scalars(&[1.; 2]) },
         AttributeWrite { attribute: "s".into(), data: scalars(&[2.; 2]) },
     ];
-    r.add("batch names an attribute twice", Status::InvalidArgument, s.write_attributes(q, twice, 6u64, PrimMode::Upsert));
+    r.add(
+        "batch names an attribute twice",
+        Status::InvalidArgument,
+        s.write_attributes(q, twice, 6u64, PrimMode::Upsert),
+    );
     r.add("change range with start after end", Status::InvalidArgument, OrdinalRange::changes(9u64, 3u64));
     wait(&s, write(&s, q, "pos", 6, f32x3(&[[0.; 3]; 2])));
-    r.add("latest read over an unsealed change", Status::WriteFloorViolation, s.read_attributes(q, &["pos".into()], OrdinalRange::LATEST));
-    r.add("snapshot above the floor over an unsealed change", Status::WriteFloorViolation, s.read_attributes(q, &["pos".into()], OrdinalRange::snapshot(6u64)));
+    r.add(
+        "latest read over an unsealed change",
+        Status::WriteFloorViolation,
+        s.read_attributes(q, &["pos".into()], OrdinalRange::LATEST),
+    );
+    r.add(
+        "snapshot above the floor over an unsealed change",
+        Status::WriteFloorViolation,
+        s.read_attributes(q, &["pos".into()], OrdinalRange::snapshot(6u64)),
+    );
     r.add("delete at the floor", Status::WriteFloorViolation, s.delete_attributes(q, &["pos".into()], 5u64));
     r.add("whole-prim delete at the floor", Status::WriteFloorViolation, s.delete_attributes(q, &[], 5u64));
-    r.add("empty token text", Status::InvalidArgument, s.write_attribute(q, "", 9u64, scalars(&[1.; 2]), PrimMode::Upsert));
-    r.add("token not from this stage", Status::InvalidHandle, s.write_attribute(q, Token::from_raw(1 << 40).unwrap(), 9u64, scalars(&[1.; 2]), PrimMode::Upsert));
+    r.add(
+        "empty token text",
+        Status::InvalidArgument,
+        s.write_attribute(q, "", 9u64, scalars(&[1.; 2]), PrimMode::Upsert),
+    );
+    r.add(
+        "token not from this stage",
+        Status::InvalidHandle,
+        s.write_attribute(q, Token::from_raw(1 << 40).unwrap(), 9u64, scalars(&[1.; 2]), PrimMode::Upsert),
+    );
     r.add("invalid prim path", Status::InvalidArgument, s.paths().intern_path("/World//A"));
 
     // Stale handles.
     let list = s.paths().create_path_list_from_strings(&["/X"]).unwrap();
     let stale = s.query_from_path_list(list).unwrap();
     wait(&s, s.release_query(stale).unwrap());
-    r.add("write through a released query", Status::InvalidHandle, s.write_attribute(stale, "pos", 9u64, scalars(&[1.]), PrimMode::Upsert));
+    r.add(
+        "write through a released query",
+        Status::InvalidHandle,
+        s.write_attribute(stale, "pos", 9u64, scalars(&[1.]), PrimMode::Upsert),
+    );
     r.add("release a query twice", Status::InvalidHandle, s.release_query(stale));
     s.paths().release_path_list_reference(list).unwrap();
     r.add("query from a released path list", Status::InvalidHandle, s.query_from_path_list(list));
@@ -96,7 +156,11 @@ fn enqueue_errors() {
     r.add("fetch a released ordinal query", Status::InvalidHandle, s.fetch_ordinal(floor.handle, Timeout::POLL));
     let other = Stage::new("other");
     let foreign = query(&other, &["/World/A"]);
-    r.add("a query handle of another stage", Status::InvalidHandle, s.write_attribute(foreign, "pos", 9u64, scalars(&[1.]), PrimMode::Upsert));
+    r.add(
+        "a query handle of another stage",
+        Status::InvalidHandle,
+        s.write_attribute(foreign, "pos", 9u64, scalars(&[1.]), PrimMode::Upsert),
+    );
     let op = seal(&s, 6);
     wait(&s, op);
     s.release_op(op).unwrap();
@@ -109,26 +173,72 @@ fn enqueue_errors() {
 }
 
 #[test]
+fn admission_errors() {
+    let s = stage(2);
+    let q = query(&s, &["/World/A", "/World/B"]);
+    let qa = query(&s, &["/World/A"]);
+    let mut r = Report(String::new());
+    // Admission is decided at enqueue, against every change already
+    // accepted (pending or done), so it does not depend on timing.
+    write(&s, q, "pos", 5, f32x3(&[[0.; 3]; 2]));
+    r.add(
+        "ordinal below an accepted change of the cell",
+        Status::WriteFloorViolation,
+        s.write_attribute(qa, "pos", 4u64, f32x3(&[[1.; 3]]), PrimMode::Upsert),
+    );
+    r.add(
+        "delete below an accepted change of the cell",
+        Status::WriteFloorViolation,
+        s.delete_attributes(qa, &["pos".into()], 3u64),
+    );
+    r.add(
+        "whole-prim delete below an accepted change",
+        Status::WriteFloorViolation,
+        s.delete_attributes(qa, &[], 4u64),
+    );
+    let qc = query(&s, &["/World/C"]);
+    s.delete_attributes(qc, &[], 9u64).unwrap();
+    r.add(
+        "write below an accepted whole-prim delete",
+        Status::WriteFloorViolation,
+        s.write_attribute(qc, "pos", 8u64, f32x3(&[[1.; 3]]), PrimMode::Upsert),
+    );
+    // Other cells are not affected.
+    let qb = query(&s, &["/World/B"]);
+    assert!(s.write_attribute(qb, "vel", 1u64, f32x3(&[[1.; 3]]), PrimMode::Upsert).is_ok());
+    assert!(s.write_attribute(qc, "pos", 10u64, f32x3(&[[1.; 3]]), PrimMode::Upsert).is_ok());
+
+    let strict = Stage::with_config(
+        "strict",
+        StageConfig::default().with_admission(ovstage::AdmissionPolicy::StrictlyIncreasing),
+    );
+    let sq = query(&strict, &["/World/A"]);
+    write(&strict, sq, "x", 3, scalars(&[1.]));
+    r.add(
+        "equal ordinal under STRICTLY_INCREASING",
+        Status::WriteFloorViolation,
+        strict.write_attribute(sq, "x", 3u64, scalars(&[2.]), PrimMode::Upsert),
+    );
+    let floor_only =
+        Stage::with_config("floor-only", StageConfig::default().with_admission(ovstage::AdmissionPolicy::FloorOnly));
+    let fq = query(&floor_only, &["/World/A"]);
+    write(&floor_only, fq, "x", 3, scalars(&[1.]));
+    assert!(
+        floor_only.write_attribute(fq, "x", 2u64, scalars(&[2.]), PrimMode::Upsert).is_ok(),
+        "FLOOR_ONLY skips history"
+    );
+    insta::assert_snapshot!("admission_errors", r.0);
+}
+
+#[test]
 fn execution_errors() {
     let s = stage(2);
     let q = query(&s, &["/World/A", "/World/B"]);
     let qa = query(&s, &["/World/A"]);
     let mut r = Report(String::new());
     wait(&s, write(&s, q, "pos", 5, f32x3(&[[0.; 3]; 2])));
-    let op = write(&s, qa, "pos", 4, f32x3(&[[1.; 3]]));
-    r.add("ordinal below a retained change of the cell", Status::WriteFloorViolation, s.wait_ok(op, LONG));
-    let op = s.write_attribute(qa, "pos", 5u64, f32x3(&[[1.; 3]]), PrimMode::Insert).unwrap();
+    let op = s.write_attribute(qa, "pos", 6u64, f32x3(&[[1.; 3]]), PrimMode::Insert).unwrap();
     r.add("INSERT on an existing prim", Status::PrimNotFound, s.wait_ok(op, LONG));
-    let op = s.delete_attributes(qa, &["pos".into()], 3u64).unwrap();
-    r.add("delete below a retained change of the cell", Status::WriteFloorViolation, s.wait_ok(op, LONG));
-    let op = s.delete_attributes(qa, &[], 4u64).unwrap();
-    r.add("whole-prim delete below the prim's creation", Status::WriteFloorViolation, s.wait_ok(op, LONG));
-
-    let strict = Stage::with_config("strict", StageConfig::default().with_admission(ovstage::AdmissionPolicy::StrictlyIncreasing));
-    let sq = query(&strict, &["/World/A"]);
-    wait(&strict, write(&strict, sq, "x", 3, scalars(&[1.])));
-    let op = write(&strict, sq, "x", 3, scalars(&[2.]));
-    r.add("equal ordinal under STRICTLY_INCREASING", Status::WriteFloorViolation, strict.wait_ok(op, LONG));
 
     // A schema conflict with a pending write is found when the write runs
     // (same ordinal: the two run in submission order).
@@ -137,6 +247,12 @@ fn execution_errors() {
     wait(&s, pending);
     r.add("type change found at execution", Status::InvalidArgument, s.wait_ok(op, LONG));
 
+    // A whole-prim delete above the base floor but at or below the floor of
+    // an attribute the prim carries.
+    wait(&s, s.advance_write_floor(9u64, ovstage::FloorScope::Include(vec!["pos".into()])).unwrap());
+    let op = s.delete_attributes(qa, &[], 8u64).unwrap();
+    r.add("whole-prim delete at or below an attribute's floor", Status::WriteFloorViolation, s.wait_ok(op, LONG));
+
     // History below the retention frontier.
     let shallow = Stage::with_config("shallow", StageConfig::default().with_history_depth(1));
     let hq = query(&shallow, &["/A"]);
@@ -144,7 +260,15 @@ fn execution_errors() {
         write(&shallow, hq, "x", t, scalars(&[t as f32]));
         wait(&shallow, seal(&shallow, t));
     }
-    r.add("snapshot below the retention frontier", Status::OutOfRange, read_groups(&shallow, hq, "x", OrdinalRange::snapshot(1u64)));
-    r.add("change range starting below the frontier", Status::OutOfRange, read_groups(&shallow, hq, "x", OrdinalRange::changes(1u64, 4u64).unwrap()));
+    r.add(
+        "snapshot below the retention frontier",
+        Status::OutOfRange,
+        read_groups(&shallow, hq, "x", OrdinalRange::snapshot(1u64)),
+    );
+    r.add(
+        "change range starting below the frontier",
+        Status::OutOfRange,
+        read_groups(&shallow, hq, "x", OrdinalRange::changes(1u64, 4u64).unwrap()),
+    );
     insta::assert_snapshot!("execution_errors", r.0);
 }

@@ -3,11 +3,11 @@
 //! small sequential model. Every enqueue status, every op outcome and every
 //! read result must match the model.
 //!
-//! Ops at different ordinals may run in any order on several lanes, and the
-//! contract lets that decide admission conflicts. To keep outcomes
-//! deterministic, the harness waits for pending mutations before submitting
-//! one at another ordinal that touches the same prims; everything else runs
-//! concurrently.
+//! Nothing waits between submissions unless the sequence says so: ops at
+//! different ordinals run in any order on several lanes, and the outcome
+//! must still be the sequential model's (admission is decided at enqueue,
+//! in submission order; deletes are ordered with the writes of what they
+//! delete).
 
 mod common;
 
@@ -50,7 +50,6 @@ struct Model {
     base: u64,
     own: [u64; 2],
     cells: HashMap<(usize, usize), Vec<Event>>, // (prim, attr)
-    life: [Vec<(u64, u64, bool)>; PRIMS],
     live: [bool; PRIMS],
     /// (attr or None for whole-prim, ordinal, prims)
     unsealed: Vec<(Option<usize>, u64, u8)>,
@@ -78,12 +77,12 @@ impl Model {
         self.cells.get(&(p, a))?.iter().filter(|e| e.0 <= at).max_by_key(|e| (e.0, e.1)).and_then(|e| e.2)
     }
 
-    fn cell_blocks(&self, p: usize, a: usize, ordinal: u64) -> bool {
-        self.cells.get(&(p, a)).is_some_and(|ev| ev.iter().any(|e| e.0 > ordinal))
-    }
-
-    fn life_blocks(&self, p: usize, ordinal: u64) -> bool {
-        self.life[p].iter().any(|e| e.0 > ordinal)
+    /// Whether an accepted, unsealed change of `attr` (any attribute for
+    /// `None`) above `ordinal` touches one of `prims`.
+    fn blocked(&self, attr: Option<usize>, prims: u8, ordinal: u64) -> bool {
+        self.unsealed
+            .iter()
+            .any(|(a, o, ps)| *o > ordinal && ps & prims != 0 && (attr.is_none() || a.is_none() || *a == attr))
     }
 
     fn next_seq(&mut self) -> u64 {
@@ -93,17 +92,10 @@ impl Model {
 
     /// Outcome of a write that passed its enqueue checks.
     fn write(&mut self, attr: usize, prims: u8, ordinal: u64, value: f32) -> Result<(), Status> {
-        if prims_of(prims).any(|p| self.cell_blocks(p, attr, ordinal)) {
-            return Err(Status::WriteFloorViolation);
-        }
-        if prims_of(prims).any(|p| !self.live[p] && self.life_blocks(p, ordinal)) {
-            return Err(Status::WriteFloorViolation);
-        }
         let seq = self.next_seq();
         for p in prims_of(prims) {
             if !self.live[p] {
                 self.live[p] = true;
-                self.life[p].push((ordinal, seq, true));
             }
             self.cells.entry((p, attr)).or_default().push((ordinal, seq, Some(value)));
         }
@@ -117,12 +109,6 @@ impl Model {
             if attr.is_none() && !targets.is_empty() && ordinal <= floors[a] {
                 return Err(Status::WriteFloorViolation);
             }
-            if targets.iter().any(|p| self.cell_blocks(*p, a, ordinal)) {
-                return Err(Status::WriteFloorViolation);
-            }
-        }
-        if attr.is_none() && prims_of(prims).any(|p| self.live[p] && self.life_blocks(p, ordinal)) {
-            return Err(Status::WriteFloorViolation);
         }
         let seq = self.next_seq();
         for &a in &attrs {
@@ -134,7 +120,6 @@ impl Model {
             for p in prims_of(prims) {
                 if self.live[p] {
                     self.live[p] = false;
-                    self.life[p].push((ordinal, seq, false));
                 }
             }
         }
@@ -201,8 +186,6 @@ impl Model {
 
 struct Pending {
     op: OpId,
-    ordinal: Option<u64>,
-    prims: u8,
     expect: Result<(), Status>,
 }
 
@@ -233,30 +216,20 @@ fn run(ops: &[Op], lanes: usize) -> Result<(), TestCaseError> {
     let mut m = Model::default();
     let mut pending: Vec<Pending> = Vec::new();
     for op in ops {
-        // Keep admission deterministic (see the module comment).
-        let mutation = match op {
-            Op::Write { ordinal, prims, .. } | Op::Delete { ordinal, prims, .. } => Some((*ordinal, *prims)),
-            _ => None,
-        };
-        if let Some((ordinal, prims)) = mutation {
-            if pending.iter().any(|p| p.ordinal.is_some_and(|o| o != ordinal) && p.prims & prims != 0) {
-                settle(&stage, &mut pending)?;
-            }
-        }
         match op {
             Op::Write { attr, prims, ordinal, value } => {
                 let value = f32::from(*value);
                 let data =
                     WriteData::fixed(ovstage::Tensor::rows(vec![value; prims.count_ones() as usize], 1).unwrap());
                 let got = stage.write_attribute(q(*prims), ATTRS[*attr], *ordinal, data, PrimMode::Upsert);
-                if *ordinal <= m.floor(*attr) {
+                if *ordinal <= m.floor(*attr) || m.blocked(Some(*attr), *prims, *ordinal) {
                     prop_assert_eq!(got.map(|_| ()).map_err(|e| e.status()), Err(Status::WriteFloorViolation));
                     continue;
                 }
                 let op = got.map_err(|e| TestCaseError::fail(format!("write rejected: {e}")))?;
                 m.unsealed.push((Some(*attr), *ordinal, *prims));
                 let expect = m.write(*attr, *prims, *ordinal, value);
-                pending.push(Pending { op, ordinal: Some(*ordinal), prims: *prims, expect });
+                pending.push(Pending { op, expect });
             }
             Op::Delete { attr, prims, ordinal } => {
                 let names: Vec<AttrRef<'_>> = attr.iter().map(|a| ATTRS[*a].into()).collect();
@@ -265,7 +238,7 @@ fn run(ops: &[Op], lanes: usize) -> Result<(), TestCaseError> {
                     Some(a) => m.floor(*a),
                     None => m.base,
                 };
-                if *ordinal <= floor {
+                if *ordinal <= floor || m.blocked(*attr, *prims, *ordinal) {
                     prop_assert_eq!(got.map(|_| ()).map_err(|e| e.status()), Err(Status::WriteFloorViolation));
                     continue;
                 }
@@ -273,7 +246,7 @@ fn run(ops: &[Op], lanes: usize) -> Result<(), TestCaseError> {
                 m.unsealed.push((*attr, *ordinal, *prims));
                 let floors = [m.floor(0), m.floor(1)];
                 let expect = m.delete(*attr, *prims, *ordinal, floors);
-                pending.push(Pending { op, ordinal: Some(*ordinal), prims: *prims, expect });
+                pending.push(Pending { op, expect });
             }
             Op::Advance { ordinal, scope, attr } => {
                 let (scope, own): (FloorScope<'_>, Vec<usize>) = match scope {
@@ -290,7 +263,7 @@ fn run(ops: &[Op], lanes: usize) -> Result<(), TestCaseError> {
                     m.own[a] = m.own[a].max(*ordinal);
                 }
                 m.prune();
-                pending.push(Pending { op, ordinal: None, prims: 0, expect: Ok(()) });
+                pending.push(Pending { op, expect: Ok(()) });
             }
             Op::Read { attr, prims, start, end } => {
                 let end_v = end.unwrap_or(u64::MAX);

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use ovstage_types::{AdmissionPolicy, PrimPath, Semantic};
+use ovstage_types::{PrimPath, Semantic};
 
 use super::buf::{Buf, BufPool};
 use super::rows::{RowSet, Rows};
@@ -64,15 +64,6 @@ impl Version {
     fn new(ordinal: u64, nrows: u32) -> Version {
         Version { ordinal, parts: Vec::new(), written: RowSet::new(), deleted: RowSet::new(), nrows, image: None }
     }
-}
-
-/// A conflict found by the admission check.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Conflict {
-    /// Index into the rows checked.
-    pub(crate) element: usize,
-    /// Ordinal of the retained change it conflicts with.
-    pub(crate) ordinal: u64,
 }
 
 /// The rows of a query's prims in a column: `None` for prims without a row.
@@ -250,27 +241,6 @@ impl ColumnGuard<'_> {
             None => RowMap::Run { start: 0, len: 0 },
             _ => RowMap::Sparse(rows.into()),
         }
-    }
-
-    /// Checks `rows` against retained changes at higher (or, strictly, equal)
-    /// ordinals.
-    pub(crate) fn admission(&self, rows: &Rows, ordinal: u64, policy: AdmissionPolicy) -> Result<(), Conflict> {
-        if policy == AdmissionPolicy::FloorOnly {
-            return Ok(());
-        }
-        for v in self.state.versions.iter().rev() {
-            let blocks = match policy {
-                AdmissionPolicy::StrictlyIncreasing => v.ordinal >= ordinal,
-                _ => v.ordinal > ordinal,
-            };
-            if !blocks {
-                break;
-            }
-            if let Some(element) = v.written.first_hit(rows).into_iter().chain(v.deleted.first_hit(rows)).min() {
-                return Err(Conflict { element, ordinal: v.ordinal });
-            }
-        }
-        Ok(())
     }
 
     /// Whether `row` is live at the newest published version.

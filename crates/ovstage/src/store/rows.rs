@@ -32,6 +32,7 @@ impl Rows {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn get(&self, i: usize) -> u32 {
         match self {
             Rows::Run { start, .. } => start + i as u32,

@@ -45,7 +45,12 @@ pub(crate) fn wait(stage: &Stage, op: OpId) {
 }
 
 /// All groups of a read.
-pub(crate) fn read_groups(stage: &Stage, q: QueryHandle, attr: &str, range: OrdinalRange) -> ovstage::Result<Vec<ReadGroup>> {
+pub(crate) fn read_groups(
+    stage: &Stage,
+    q: QueryHandle,
+    attr: &str,
+    range: OrdinalRange,
+) -> ovstage::Result<Vec<ReadGroup>> {
     let r = stage.read_attributes(q, &[attr.into()], range)?;
     let mut out = Vec::new();
     while let Some(g) = stage.fetch_read_next(r.handle, LONG)? {
