@@ -8,7 +8,7 @@ use ovstage_types::{Error, OpId, Ordinal, QueryHandle, Result, Status};
 use smallvec::SmallVec;
 
 use crate::api::AttrRef;
-use crate::family::{Family, Unsealed};
+use crate::family::Family;
 use crate::stage::{QueryState, Stage, StageInner, lock};
 use crate::store::column::{Column, Part};
 use crate::store::rows::Rows;
@@ -86,7 +86,7 @@ impl StageInner {
                 }
                 let floors = families.iter().map(|f| (f.id, self.submitted_floor(f))).collect();
                 *lock(&target) = Some(Target::Prims { floors, base });
-                lock(&self.floors.unsealed_all).push(Unsealed { ordinal, prims: Some(prims.clone()) });
+                lock(&self.floors.unsealed_all).push(ordinal, Some(prims.clone()));
                 self.floors.pending_all.fetch_add(1, Ordering::AcqRel);
                 Ok(())
             });

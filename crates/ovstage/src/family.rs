@@ -1,21 +1,53 @@
 //! Attribute families: everything stored under one canonical attribute name
 //! (its columns, one per schema, and its write floor).
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use ovstage_types::{PrimPath, Token};
+use smallvec::SmallVec;
 
 use crate::schema::Storage;
 use crate::store::column::Column;
 use crate::store::rows::RowSet;
 
-/// A mutation accepted above the submitted floor and not yet sealed: what a
-/// read of unsealed data would overlap.
-pub(crate) struct Unsealed {
-    pub(crate) ordinal: u64,
-    /// The prims it targets; `None` when not known at submission.
-    pub(crate) prims: Option<Arc<[PrimPath]>>,
+/// Mutations accepted above the submitted floor and not yet sealed, by
+/// ordinal: what admission checks new mutations against and what a read of
+/// unsealed data would overlap. Each entry holds the prims it targets
+/// (`None` when unknown at submission).
+#[derive(Default)]
+pub(crate) struct UnsealedLog {
+    by_ordinal: BTreeMap<u64, SmallVec<[Option<Arc<[PrimPath]>>; 1]>>,
+}
+
+impl UnsealedLog {
+    pub(crate) fn push(&mut self, ordinal: u64, prims: Option<Arc<[PrimPath]>>) {
+        self.by_ordinal.entry(ordinal).or_default().push(prims);
+    }
+
+    /// Forgets everything at or below `floor` (sealed).
+    pub(crate) fn prune(&mut self, floor: u64) {
+        self.by_ordinal = self.by_ordinal.split_off(&floor.saturating_add(1));
+        if floor == u64::MAX {
+            self.by_ordinal.clear();
+        }
+    }
+
+    /// The first entry in `(after, through]` overlapping the prims in
+    /// `bits` (a bitset over prim indices): its ordinal and a prim in
+    /// common (`None` when the entry's prims are unknown).
+    pub(crate) fn overlap(&self, after: u64, through: u64, bits: &RowSet) -> Option<(u64, Option<PrimPath>)> {
+        if after >= through {
+            return None;
+        }
+        self.by_ordinal.range(after + 1..=through).find_map(|(ordinal, entries)| {
+            entries.iter().find_map(|prims| match prims {
+                Some(prims) => prims.iter().find(|p| bits.contains(prim_bit(**p))).map(|p| (*ordinal, Some(*p))),
+                None => Some((*ordinal, None)),
+            })
+        })
+    }
 }
 
 pub(crate) struct Family {
@@ -32,8 +64,8 @@ pub(crate) struct Family {
     /// Mutations of this family submitted and not yet completed: while
     /// non-zero, committed state may still change under an enqueue check.
     pub(crate) pending: std::sync::atomic::AtomicUsize,
-    /// Guarded in practice by the scheduler's ordering lock.
-    pub(crate) unsealed: Mutex<Vec<Unsealed>>,
+    /// Changed under the scheduler's ordering lock.
+    pub(crate) unsealed: Mutex<UnsealedLog>,
 }
 
 impl Family {
@@ -46,7 +78,7 @@ impl Family {
             own_floor_committed: AtomicU64::new(0),
             columns: RwLock::new(Vec::new()),
             pending: std::sync::atomic::AtomicUsize::new(0),
-            unsealed: Mutex::new(Vec::new()),
+            unsealed: Mutex::new(UnsealedLog::default()),
         }
     }
 
@@ -80,25 +112,9 @@ impl Family {
         self.own_floor_committed.fetch_max(ordinal, Ordering::AcqRel);
     }
 
-    pub(crate) fn unsealed(&self) -> std::sync::MutexGuard<'_, Vec<Unsealed>> {
+    pub(crate) fn unsealed(&self) -> std::sync::MutexGuard<'_, UnsealedLog> {
         self.unsealed.lock().unwrap_or_else(|e| e.into_inner())
     }
-
-    /// The first unsealed mutation in `(after, through]` overlapping the
-    /// prims in `bits`: its ordinal and a prim in common.
-    pub(crate) fn unsealed_overlap(&self, after: u64, through: u64, bits: &RowSet) -> Option<(u64, Option<PrimPath>)> {
-        overlap(&self.unsealed(), after, through, bits)
-    }
-}
-
-/// The first entry of `list` in `(after, through]` overlapping the prims in
-/// `bits` (a bitset over prim indices): its ordinal and a prim in common
-/// (`None` when the entry's prims are unknown).
-pub(crate) fn overlap(list: &[Unsealed], after: u64, through: u64, bits: &RowSet) -> Option<(u64, Option<PrimPath>)> {
-    list.iter().filter(|u| u.ordinal > after && u.ordinal <= through).find_map(|u| match &u.prims {
-        Some(prims) => prims.iter().find(|p| bits.contains(prim_bit(**p))).map(|p| (u.ordinal, Some(*p))),
-        None => Some((u.ordinal, None)),
-    })
 }
 
 /// A prim's bit in prim bitsets.

@@ -160,7 +160,7 @@ impl StageInner {
                         self.prune_unsealed(&f);
                     }
                     let base = self.floors.base_submitted.load(Ordering::Acquire);
-                    lock(&self.floors.unsealed_all).retain(|u| u.ordinal > base);
+                    lock(&self.floors.unsealed_all).prune(base);
                 }
                 Raise::Families(fams) => {
                     for f in fams {
@@ -176,7 +176,7 @@ impl StageInner {
 
     fn prune_unsealed(&self, family: &Family) {
         let floor = self.submitted_floor(family);
-        family.unsealed().retain(|u| u.ordinal > floor);
+        family.unsealed().prune(floor);
     }
 
     fn commit_advance(&self, ordinal: u64, raise: &Raise) {

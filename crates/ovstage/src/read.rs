@@ -9,7 +9,7 @@ use ovstage_types::{
 };
 
 use crate::api::{AttrRef, Enqueued};
-use crate::family::{Family, overlap};
+use crate::family::Family;
 use crate::group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup};
 use crate::schema::Schema;
 use crate::stage::{QueryState, Stage, StageInner, lock};
@@ -143,8 +143,9 @@ impl StageInner {
                 if end > floor {
                     let bits = q.prim_bits();
                     let hit = f
-                        .unsealed_overlap(floor, end, bits)
-                        .or_else(|| overlap(&lock(&self.floors.unsealed_all), floor, end, bits));
+                        .unsealed()
+                        .overlap(floor, end, bits)
+                        .or_else(|| lock(&self.floors.unsealed_all).overlap(floor, end, bits));
                     if let Some((at, prim)) = hit {
                         let err = Error::new(
                             Status::WriteFloorViolation,

@@ -75,7 +75,7 @@ pub(crate) struct Floors {
     pub(crate) history: Mutex<VecDeque<u64>>,
     pub(crate) frontier: AtomicU64,
     /// Unsealed whole-prim deletes (they touch every attribute).
-    pub(crate) unsealed_all: Mutex<Vec<crate::family::Unsealed>>,
+    pub(crate) unsealed_all: Mutex<crate::family::UnsealedLog>,
     /// Whole-prim deletes submitted and not completed.
     pub(crate) pending_all: std::sync::atomic::AtomicUsize,
 }

@@ -11,7 +11,7 @@ use ovstage_types::{
 use smallvec::SmallVec;
 
 use crate::api::{AttrRef, AttributeWrite, Selection, WriteData};
-use crate::family::{Family, Unsealed, overlap, prim_bit};
+use crate::family::{Family, UnsealedLog, prim_bit};
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{QueryState, Stage, StageInner, lock};
 use crate::store::column::{Column, Part, RowMap};
@@ -226,7 +226,7 @@ impl StageInner {
                 .map_err(|(at, prim)| self.conflict(call, &f.name_text, ordinal, at, prim))?;
         }
         for (f, t) in entries {
-            f.unsealed().push(Unsealed { ordinal, prims: Some(t.prims.clone()) });
+            f.unsealed().push(ordinal, Some(t.prims.clone()));
             f.pending.fetch_add(1, Ordering::AcqRel);
         }
         Ok(())
@@ -236,7 +236,7 @@ impl StageInner {
     /// `ordinal` under the admission policy.
     pub(crate) fn admission(
         &self,
-        lists: &[&[Unsealed]],
+        logs: &[&UnsealedLog],
         targets: &Targets<'_>,
         ordinal: u64,
     ) -> std::result::Result<(), (u64, Option<PrimPath>)> {
@@ -245,7 +245,7 @@ impl StageInner {
             AdmissionPolicy::NonDecreasing => ordinal,
             AdmissionPolicy::StrictlyIncreasing => ordinal - 1,
         };
-        match lists.iter().find_map(|l| overlap(l, after, u64::MAX, &targets.bits)) {
+        match logs.iter().find_map(|l| l.overlap(after, u64::MAX, &targets.bits)) {
             Some(hit) => Err(hit),
             None => Ok(()),
         }
