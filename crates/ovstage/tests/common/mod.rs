@@ -56,7 +56,11 @@ pub(crate) fn read_groups(
     while let Some(g) = stage.fetch_read_next(r.handle, LONG)? {
         out.push(g);
     }
-    stage.release_read(r.handle)?;
+    let release = stage.release_read(r.handle)?;
+    for op in [r.op, release] {
+        stage.wait_ok(op, LONG)?;
+        stage.release_op(op)?;
+    }
     Ok(out)
 }
 

@@ -1,0 +1,106 @@
+//! Version retention: snapshots inside the window are exact, older ones are
+//! OUT_OF_RANGE, and a long write/seal/read loop runs in flat memory.
+
+mod common;
+
+use common::*;
+use ovstage::{OrdinalRange, Selection, Stage, StageConfig, Status, StoreStats};
+
+fn retaining(depth: usize) -> Stage {
+    Stage::with_config("retention", StageConfig::default().with_lanes(2).with_history_depth(depth))
+}
+
+fn frontier(s: &Stage) -> u64 {
+    let h = s.get_oldest_preserved_ordinal().unwrap();
+    s.fetch_ordinal(h.handle, LONG).unwrap().get()
+}
+
+#[test]
+fn the_window_follows_the_floor() {
+    let s = retaining(3);
+    let q = query(&s, &["/A", "/B"]);
+    for t in 1..=10u64 {
+        write(&s, q, "x", t, scalars(&[t as f32, -(t as f32)]));
+        wait(&s, seal(&s, t));
+    }
+    assert_eq!(frontier(&s), 7, "three advances behind the floor 10");
+    for t in 7..=10u64 {
+        let (values, _) = read_f32(&s, q, "x", OrdinalRange::snapshot(t)).unwrap();
+        assert_eq!(values, vec![(0, vec![t as f32]), (1, vec![-(t as f32)])], "snapshot at {t}");
+    }
+    let err = read_groups(&s, q, "x", OrdinalRange::snapshot(6u64)).unwrap_err();
+    assert_eq!(err.status(), Status::OutOfRange);
+    // An attribute that has not changed since stays exact below the frontier.
+    let qc = query(&s, &["/C"]);
+    write(&s, qc, "still", 11, scalars(&[42.]));
+    for t in 11..=20u64 {
+        wait(&s, seal(&s, t));
+    }
+    assert_eq!(frontier(&s), 17);
+    assert_eq!(read_f32(&s, qc, "still", OrdinalRange::snapshot(12u64)).unwrap().0, vec![(0, vec![42.])]);
+    assert_eq!(read_f32(&s, qc, "still", OrdinalRange::changes(11u64, 20u64).unwrap()).unwrap().0, vec![(0, vec![42.])]);
+}
+
+fn steady_loop(s: &Stage, steps: u64, sparse: bool) -> Vec<StoreStats> {
+    let paths = prim_paths(1000);
+    let q = query(s, &paths.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut samples = Vec::new();
+    for t in 1..=steps {
+        let values: Vec<[f32; 3]> = (0..1000).map(|i| [t as f32, i as f32, 0.]).collect();
+        let mut data = f32x3(&values);
+        if sparse && t > 1 {
+            data = data.with_selection(Selection::Mask { count: 1000, bits: vec![0x5555_5555_5555_5555; 16] });
+        }
+        let w = write(s, q, "x", t, data);
+        let a = seal(s, t);
+        let groups = read_groups(s, q, "x", OrdinalRange::LATEST).unwrap();
+        assert_eq!(groups.iter().map(|g| g.len()).sum::<usize>(), 1000);
+        drop(groups);
+        for op in [w, a] {
+            wait(s, op);
+            s.release_op(op).unwrap();
+        }
+        if t % 50 == 0 {
+            samples.push(s.stats());
+        }
+    }
+    samples
+}
+
+#[test]
+fn full_writes_run_in_flat_memory() {
+    let s = retaining(2);
+    let samples = steady_loop(&s, 400, false);
+    let first = samples[1];
+    for later in &samples[2..] {
+        assert_eq!(later.versions, first.versions, "versions grow: {samples:?}");
+        assert_eq!(later.bytes, first.bytes, "bytes grow: {samples:?}");
+    }
+    assert!(first.versions <= 4, "{first:?}");
+    assert!(first.tracked_ops < 16, "released ops are forgotten: {first:?}");
+}
+
+#[test]
+fn sparse_writes_run_in_flat_memory() {
+    let s = retaining(0);
+    let samples = steady_loop(&s, 400, true);
+    let first = samples[1];
+    for later in &samples[2..] {
+        assert_eq!((later.versions, later.bytes), (first.versions, first.bytes), "{samples:?}");
+    }
+}
+
+#[test]
+fn a_held_group_pins_only_its_own_version() {
+    let s = retaining(0);
+    let q = query(&s, &["/A"]);
+    write(&s, q, "x", 1, scalars(&[1.]));
+    wait(&s, seal(&s, 1));
+    let held = read_groups(&s, q, "x", OrdinalRange::LATEST).unwrap();
+    for t in 2..=100u64 {
+        write(&s, q, "x", t, scalars(&[t as f32]));
+        wait(&s, seal(&s, t));
+    }
+    assert_eq!(held[0].data().unwrap().values::<f32>().unwrap(), &[1.]);
+    assert!(s.stats().versions <= 2, "{:?}", s.stats());
+}
