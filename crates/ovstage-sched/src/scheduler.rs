@@ -1,6 +1,7 @@
 //! The scheduler: submission, execution, completion, wait, poll, release.
 
 use std::cell::Cell;
+use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{Ordering, fence};
@@ -93,8 +94,9 @@ thread_local! {
 const WAIT_SHARDS: usize = 64;
 /// Polls of the state word before a waiter blocks on a condvar.
 const WAIT_SPINS: u32 = 256;
-/// Upper bound on nodes a helping waiter inspects per search.
-const HELP_SEARCH_LIMIT: usize = 4096;
+/// Upper bound on ops inspected per walk of a dependency chain (helping
+/// waiters, lowest pending op on timeout).
+const CHAIN_SEARCH_LIMIT: usize = 4096;
 
 struct Shared {
     table: OpTable,
@@ -177,22 +179,19 @@ impl Shared {
 
     /// A ready node in `root`'s dependency chain (or `root` itself).
     fn find_ready(&self, root: &Arc<Node>) -> Option<Arc<Node>> {
-        let mut stack: SmallVec<[Arc<Node>; 16]> = SmallVec::new();
-        let mut seen: SmallVec<[OpId; 16]> = SmallVec::new();
-        stack.push(root.clone());
+        let mut stack: Vec<Arc<Node>> = vec![root.clone()];
+        let mut seen: HashSet<OpId> = HashSet::new();
         while let Some(node) = stack.pop() {
-            if seen.len() >= HELP_SEARCH_LIMIT {
+            if seen.len() >= CHAIN_SEARCH_LIMIT {
                 return None;
             }
-            seen.push(node.id);
             match node.load_state() {
                 state::READY => return Some(node),
                 state::WAITING => {
                     let table = self.table.read();
                     for dep in node.deps() {
-                        if !seen.contains(dep)
-                            && let Some(d) = table.get(*dep)
-                            && !d.is_complete()
+                        if let Some(d) = table.get(*dep).filter(|d| !d.is_complete())
+                            && seen.insert(*dep)
                         {
                             stack.push(d.clone());
                         }
@@ -204,22 +203,25 @@ impl Shared {
         None
     }
 
-    /// The lowest pending op id in `root`'s dependency chain.
+    /// The lowest pending op id in `root`'s dependency chain (among the
+    /// first [`CHAIN_SEARCH_LIMIT`] pending ops examined).
     fn lowest_pending(&self, root: &Arc<Node>) -> OpId {
         let mut lowest = root.id;
-        let mut stack: SmallVec<[OpId; 16]> = SmallVec::from_slice(root.deps());
-        let mut seen: SmallVec<[OpId; 16]> = SmallVec::new();
+        let mut stack: Vec<OpId> = root.deps().to_vec();
+        let mut seen: HashSet<OpId> = HashSet::new();
         let table = self.table.read();
         while let Some(id) = stack.pop() {
-            if seen.contains(&id) || seen.len() >= HELP_SEARCH_LIMIT {
+            if seen.len() >= CHAIN_SEARCH_LIMIT {
+                break;
+            }
+            if !seen.insert(id) {
                 continue;
             }
-            seen.push(id);
             if let Some(node) = table.get(id)
                 && !node.is_complete()
             {
                 lowest = lowest.min(id);
-                stack.extend_from_slice(node.deps());
+                stack.extend(node.deps().iter().filter(|d| !seen.contains(*d)));
             }
         }
         lowest

@@ -15,6 +15,8 @@ struct PrimSlot {
 pub(crate) struct PrimTable {
     slots: Vec<PrimSlot>,
     live: usize,
+    /// Bumped whenever a prim stops being live.
+    removals: u64,
 }
 
 fn index(p: PrimPath) -> usize {
@@ -37,6 +39,7 @@ impl PrimTable {
                 self.live += 1;
             } else {
                 self.live -= 1;
+                self.removals += 1;
             }
         }
         slot.live = alive;
@@ -54,6 +57,10 @@ impl PrimTable {
 
     pub(crate) fn remove(&mut self, p: PrimPath, ordinal: u64) {
         self.record(p, ordinal, false);
+    }
+
+    pub(crate) fn removals(&self) -> u64 {
+        self.removals
     }
 
     pub(crate) fn live_count(&self) -> usize {

@@ -26,11 +26,23 @@ pub(crate) struct QueryState {
     pub(crate) list: PathList,
     pub(crate) prims: Arc<[PrimPath]>,
     prim_bits: OnceLock<RowSet>,
+    /// `removals + 1` of the prim table when every prim of the query was
+    /// last seen live (0: never).
+    live_at: AtomicU64,
     /// Row maps per column, valid for one layout generation.
     row_maps: Mutex<SmallVec<[(usize, u64, RowMap); 2]>>,
 }
 
 impl QueryState {
+    /// Whether every prim was seen live and none was removed since.
+    pub(crate) fn known_live(&self, removals: u64) -> bool {
+        self.live_at.load(Ordering::Acquire) == removals + 1
+    }
+
+    pub(crate) fn mark_live(&self, removals: u64) {
+        self.live_at.store(removals + 1, Ordering::Release);
+    }
+
     /// The query's prims as a bitset over prim indices.
     pub(crate) fn prim_bits(&self) -> &RowSet {
         self.prim_bits.get_or_init(|| {
@@ -231,7 +243,14 @@ impl Stage {
         inner.paths.add_path_list_reference(list)?;
         let key = inner.next_handle_key();
         let raw = inner.queries.insert_with(|_| {
-            Arc::new(QueryState { key, list, prims, prim_bits: OnceLock::new(), row_maps: Mutex::new(SmallVec::new()) })
+            Arc::new(QueryState {
+                key,
+                list,
+                prims,
+                prim_bits: OnceLock::new(),
+                live_at: AtomicU64::new(0),
+                row_maps: Mutex::new(SmallVec::new()),
+            })
         });
         Ok(QueryHandle::from_raw(raw).expect("handle tables never mint 0"))
     }

@@ -72,6 +72,8 @@ impl<'a> Targets<'a> {
 }
 
 impl PreparedWrite {
+    /// The prims this entry writes (the query's own list when it writes
+    /// them all).
     fn targets<'q>(&self, q: &'q QueryState) -> Targets<'q> {
         match self.plan {
             ElementPlan::Identity { count } if count as usize == q.prims.len() => Targets::whole(q),
@@ -345,8 +347,7 @@ impl StageInner {
         // Schema conflicts provable from committed state (nothing pending on
         // the attribute could change it) are reported now.
         if entry.family.pending.load(Ordering::Acquire) == 0 && self.floors.pending_all.load(Ordering::Acquire) == 0 {
-            let targets: Vec<PrimPath> = entry.plan.selected().map(|(i, _)| q.prims[i]).collect();
-            self.check_schema(&entry, &targets, ctx)?;
+            self.check_schema(&entry, &entry.targets(q).prims, ctx)?;
         }
         Ok(entry)
     }
@@ -393,19 +394,19 @@ impl StageInner {
         mode: PrimMode,
         call: &'static str,
     ) -> std::result::Result<(), Failure> {
-        let mut targets_per_entry: Vec<Vec<PrimPath>> = Vec::with_capacity(entries.len());
+        let mut targets_per_entry: Vec<Targets<'_>> = Vec::with_capacity(entries.len());
         let mut columns: Vec<Arc<Column>> = Vec::with_capacity(entries.len());
         for e in entries {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
-            let targets: Vec<PrimPath> = e.plan.selected().map(|(i, _)| q.prims[i]).collect();
-            self.check_schema(e, &targets, &ctx)?;
+            let targets = e.targets(q);
+            self.check_schema(e, &targets.prims, &ctx)?;
             targets_per_entry.push(targets);
             columns.push(e.family.column_for(e.storage));
         }
-        self.create_prims(entries, &targets_per_entry, ordinal, mode, call)?;
+        self.create_prims(q, entries, &targets_per_entry, ordinal, mode, call)?;
         for ((e, targets), column) in entries.iter().zip(&targets_per_entry).zip(&columns) {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
-            self.commit_entry(q, e, targets, column, ordinal, &ctx)?;
+            self.commit_entry(q, e, &targets.prims, column, ordinal, &ctx)?;
         }
         Ok(())
     }
@@ -413,17 +414,24 @@ impl StageInner {
     /// INSERT and prim lifecycle checks, then creation of the missing prims.
     fn create_prims(
         &self,
+        q: &QueryState,
         entries: &[PreparedWrite],
-        targets: &[Vec<PrimPath>],
+        targets: &[Targets<'_>],
         ordinal: u64,
         mode: PrimMode,
         call: &'static str,
     ) -> Result<()> {
         let mut table = lock(&self.prims);
+        // Steady state: the whole query was seen live and no prim has been
+        // removed since, so there is nothing to create.
+        let known_live = q.known_live(table.removals());
         let mut create: Vec<PrimPath> = Vec::new();
         for (e, targets) in entries.iter().zip(targets) {
+            if mode == PrimMode::Upsert && known_live && Arc::ptr_eq(&targets.prims, &q.prims) {
+                continue;
+            }
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
-            for p in targets {
+            for p in targets.prims.iter() {
                 if table.is_live(*p) {
                     if mode == PrimMode::Insert {
                         return Err(ctx
@@ -439,6 +447,9 @@ impl StageInner {
             if !table.is_live(p) {
                 table.create(p, ordinal);
             }
+        }
+        if targets.iter().any(|t| Arc::ptr_eq(&t.prims, &q.prims)) {
+            q.mark_live(table.removals());
         }
         Ok(())
     }

@@ -38,7 +38,10 @@ fn the_window_follows_the_floor() {
     }
     assert_eq!(frontier(&s), 17);
     assert_eq!(read_f32(&s, qc, "still", OrdinalRange::snapshot(12u64)).unwrap().0, vec![(0, vec![42.])]);
-    assert_eq!(read_f32(&s, qc, "still", OrdinalRange::changes(11u64, 20u64).unwrap()).unwrap().0, vec![(0, vec![42.])]);
+    assert_eq!(
+        read_f32(&s, qc, "still", OrdinalRange::changes(11u64, 20u64).unwrap()).unwrap().0,
+        vec![(0, vec![42.])]
+    );
 }
 
 fn steady_loop(s: &Stage, steps: u64, sparse: bool) -> Vec<StoreStats> {

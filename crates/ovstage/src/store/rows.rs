@@ -112,8 +112,21 @@ impl RowSet {
 
     pub(crate) fn remove_rows(&mut self, rows: &Rows) {
         match rows {
-            Rows::Run { start, len } => (*start..start + len).for_each(|r| self.remove(r)),
+            Rows::Run { start, len } => self.remove_range(*start, *len),
             Rows::List(list) => list.iter().for_each(|r| self.remove(*r)),
+        }
+    }
+
+    fn remove_range(&mut self, start: u32, len: u32) {
+        let end = (start + len).min(self.words.len() as u32 * 64);
+        let mut r = start;
+        while r < end {
+            let w = r as usize / 64;
+            let bit = r % 64;
+            let n = (64 - bit).min(end - r);
+            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+            self.words[w] &= !mask;
+            r += n;
         }
     }
 
@@ -202,6 +215,12 @@ mod tests {
         assert!(s.contains_range(3, 130) && !s.contains_range(2, 3));
         s.remove_rows(&Rows::List(vec![64, 65].into()));
         assert!(!s.contains_range(3, 130));
+        let mut u = RowSet::full(200);
+        u.remove_rows(&Rows::Run { start: 10, len: 120 });
+        assert_eq!(u.ones().len(), 80);
+        assert!(u.contains(9) && !u.contains(10) && !u.contains(129) && u.contains(130));
+        u.remove_rows(&Rows::Run { start: 150, len: 1000 });
+        assert!(!u.contains(199) && u.contains(149));
         assert_eq!(s.first_hit(&Rows::Run { start: 64, len: 10 }), Some(2));
         assert_eq!(s.first_hit(&Rows::Run { start: 200, len: 10 }), None);
         assert_eq!(s.first_hit(&Rows::List(vec![1, 500, 7].into())), Some(2));
