@@ -1,2 +1,97 @@
-//! Project automation. `cargo xtask test` runs the whole test suite.
-fn main() {}
+//! Project automation.
+//!
+//! `cargo xtask test` runs every check and test of the project, the same way
+//! CI does: formatting, clippy with warnings denied, the whole workspace's
+//! tests (insta snapshots must match: no new snapshots are written), the
+//! docs with warnings denied, and the examples.
+
+// A command-line program reports its errors on stderr.
+#![allow(clippy::print_stderr)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  test    run every check and test (formatting, clippy -D warnings, tests, docs, examples)";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Runs one step, printing what it runs and how long it took.
+fn step(name: &str, mut cmd: Command) -> Result<(), String> {
+    let started = Instant::now();
+    println!("==> {name}");
+    let status = cmd.status().map_err(|e| format!("{name}: could not start: {e}"))?;
+    println!(
+        "    {name}: {} in {:.1}s",
+        if status.success() { "ok" } else { "FAILED" },
+        started.elapsed().as_secs_f64()
+    );
+    if status.success() { Ok(()) } else { Err(format!("{name} failed ({status})")) }
+}
+
+fn test() -> Result<(), String> {
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--", "--check"]);
+    step("cargo fmt --check", fmt)?;
+
+    let mut clippy = cargo();
+    clippy.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+    step("cargo clippy -D warnings", clippy)?;
+
+    let mut tests = cargo();
+    // CI=true makes insta fail on a missing or changed snapshot instead of
+    // writing a new one.
+    tests.args(["test", "--workspace"]).env("CI", "true");
+    step("cargo test --workspace", tests)?;
+
+    let mut doc = cargo();
+    doc.args(["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings");
+    step("cargo doc -D warnings", doc)?;
+
+    let mut example = cargo();
+    example.args([
+        "run",
+        "--quiet",
+        "-p",
+        "ovstage-examples",
+        "--bin",
+        "run-ahead",
+        "--",
+        "--prims",
+        "512",
+        "--ticks",
+        "40",
+    ]);
+    step("example run-ahead", example)?;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test(),
+        Some("help" | "--help" | "-h") | None => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some(other) => Err(format!("unknown command {other:?}\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

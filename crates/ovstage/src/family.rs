@@ -18,11 +18,14 @@ use crate::store::rows::RowSet;
 /// (`None` when unknown at submission).
 #[derive(Default)]
 pub(crate) struct UnsealedLog {
-    by_ordinal: BTreeMap<u64, SmallVec<[Option<Arc<[PrimPath]>>; 1]>>,
+    by_ordinal: BTreeMap<u64, SmallVec<[TargetPrims; 1]>>,
 }
 
+/// The prims a mutation targets; `None` when not known at submission.
+type TargetPrims = Option<Arc<[PrimPath]>>;
+
 impl UnsealedLog {
-    pub(crate) fn push(&mut self, ordinal: u64, prims: Option<Arc<[PrimPath]>>) {
+    pub(crate) fn push(&mut self, ordinal: u64, prims: TargetPrims) {
         self.by_ordinal.entry(ordinal).or_default().push(prims);
     }
 

@@ -205,11 +205,12 @@ impl StageInner {
         let generation = guard.layout_generation();
         drop(guard);
         let live = |r: u32| r < image.nrows && image.live.contains(r);
-        if let RowMap::Run { start, len } = map {
-            if start + len <= image.nrows && image.live.contains_range(start, len) {
-                out.push(self.value_group(ctx, &image, ordinal, generation, Selected::Dense { start, len }));
-                return Ok(());
-            }
+        if let RowMap::Run { start, len } = map
+            && start + len <= image.nrows
+            && image.live.contains_range(start, len)
+        {
+            out.push(self.value_group(ctx, &image, ordinal, generation, Selected::Dense { start, len }));
+            return Ok(());
         }
         let picks: Picks =
             (0..map.len()).filter_map(|i| map.get(i).filter(|r| live(*r)).map(|r| (i as u32, r))).collect();

@@ -91,7 +91,7 @@ impl Tensor {
     /// Rows of `lanes` components each, in the canonical layout (one
     /// dimension, tuple width in `dtype.lanes`).
     pub fn rows<T: Element>(values: Vec<T>, lanes: u16) -> Result<Tensor> {
-        if lanes == 0 || values.len() % usize::from(lanes) != 0 {
+        if lanes == 0 || !values.len().is_multiple_of(usize::from(lanes)) {
             return Err(Error::invalid_argument(format!(
                 "{} values do not split into rows of {lanes} lanes",
                 values.len()

@@ -70,7 +70,7 @@ fn stress(lanes: usize) {
             scope.spawn(move || {
                 let mut ops = Vec::new();
                 for tick in 1..=TICKS {
-                    let data = scalars(&vec![value(tick, w); PRIMS_PER_WRITER]);
+                    let data = scalars(&[value(tick, w); PRIMS_PER_WRITER]);
                     ops.push(
                         s.write_attribute(*q, "x", tick, data, PrimMode::Upsert).expect("writer ahead of the floor"),
                     );
@@ -118,11 +118,11 @@ fn stress(lanes: usize) {
                         let groups = read_groups(s, all_q, "x", OrdinalRange::snapshot(f)).unwrap();
                         let tick = check(&groups, WRITERS, f);
                         assert_eq!(tick.unwrap_or(0), f, "snapshot at the floor {f} is not exactly tick {f}");
-                        if reads % 10 == 0 {
-                            if let Some(g) = groups.into_iter().next() {
-                                let copy = g.data().unwrap().values::<f32>().unwrap().to_vec();
-                                held.lock().unwrap().push((g, copy));
-                            }
+                        if reads % 10 == 0
+                            && let Some(g) = groups.into_iter().next()
+                        {
+                            let copy = g.data().unwrap().values::<f32>().unwrap().to_vec();
+                            held.lock().unwrap().push((g, copy));
                         }
                     } else {
                         // Latest: may meet unsealed data, never returns it.

@@ -64,14 +64,12 @@ pub(crate) fn read_groups(
     Ok(out)
 }
 
-/// `(index in the query, values)` of every value group, and the indices of
-/// tombstones, sorted.
-pub(crate) fn read_f32(
-    stage: &Stage,
-    q: QueryHandle,
-    attr: &str,
-    range: OrdinalRange,
-) -> ovstage::Result<(Vec<(u32, Vec<f32>)>, Vec<u32>)> {
+/// What a read returned: `(index in the query, values)` of every value
+/// group's prims, and the indices of tombstoned prims, both sorted.
+pub(crate) type ReadOut = (Vec<(u32, Vec<f32>)>, Vec<u32>);
+
+/// Reads `attr` and flattens the groups (see [`ReadOut`]).
+pub(crate) fn read_f32(stage: &Stage, q: QueryHandle, attr: &str, range: OrdinalRange) -> ovstage::Result<ReadOut> {
     let mut values = Vec::new();
     let mut tombstones = Vec::new();
     for g in read_groups(stage, q, attr, range)? {
