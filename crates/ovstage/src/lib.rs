@@ -24,6 +24,11 @@
 //! # Ok::<(), ovstage::Error>(())
 //! ```
 
+/// The README's Rust example compiles and runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 mod api;
 mod config;
 mod delete;
