@@ -240,12 +240,13 @@ fn execution_errors() {
     let op = s.write_attribute(qa, "pos", 6u64, f32x3(&[[1.; 3]]), PrimMode::Insert).unwrap();
     r.add("INSERT on an existing prim", Status::PrimNotFound, s.wait_ok(op, LONG));
 
-    // A schema conflict with a pending write is found when the write runs
-    // (same ordinal: the two run in submission order).
+    // A schema conflict with a write that may still be pending: reported at
+    // enqueue when the first write already ran, otherwise when the second
+    // runs (same ordinal: they run in submission order). Same message.
     let pending = write(&s, q, "m", 7, f32x3(&[[0.; 3]; 2]));
-    let op = s.write_attribute(q, "m", 7u64, scalars(&[1.; 2]), PrimMode::Upsert).unwrap();
+    let second = s.write_attribute(q, "m", 7u64, scalars(&[1.; 2]), PrimMode::Upsert);
     wait(&s, pending);
-    r.add("type change found at execution", Status::InvalidArgument, s.wait_ok(op, LONG));
+    r.add("type change behind a pending write", Status::InvalidArgument, second.and_then(|op| s.wait_ok(op, LONG)));
 
     // A whole-prim delete above the base floor but at or below the floor of
     // an attribute the prim carries.
