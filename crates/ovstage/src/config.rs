@@ -15,11 +15,22 @@ pub struct StageConfig {
     /// exact (that floor is the retention frontier). 0 keeps only the
     /// current floor's values.
     pub history_depth: usize,
+    /// Most unsealed versions a column keeps (ticks a producer wrote ahead
+    /// of its floor advances). Beyond it, the oldest unsealed versions are
+    /// merged: memory stays bounded when writes are never sealed, and a
+    /// snapshot strictly inside a merged span is `OUT_OF_RANGE` (reported by
+    /// `get_oldest_preserved_ordinal`). Sealed versions are never merged.
+    pub max_versions: usize,
 }
 
 impl Default for StageConfig {
     fn default() -> Self {
-        StageConfig { lanes: Lanes::Auto, admission: AdmissionPolicy::NonDecreasing, history_depth: 4 }
+        StageConfig {
+            lanes: Lanes::Auto,
+            admission: AdmissionPolicy::NonDecreasing,
+            history_depth: 4,
+            max_versions: 64,
+        }
     }
 }
 
@@ -33,6 +44,12 @@ impl StageConfig {
     /// The configuration with another admission policy.
     pub fn with_admission(mut self, admission: AdmissionPolicy) -> StageConfig {
         self.admission = admission;
+        self
+    }
+
+    /// The configuration with another version cap per column.
+    pub fn with_max_versions(mut self, max_versions: usize) -> StageConfig {
+        self.max_versions = max_versions;
         self
     }
 

@@ -10,7 +10,7 @@ use smallvec::SmallVec;
 use crate::api::AttrRef;
 use crate::family::Family;
 use crate::stage::{QueryState, Stage, StageInner, lock};
-use crate::store::column::{Column, Part};
+use crate::store::column::{Column, MergeBound, Part};
 use crate::store::rows::Rows;
 use crate::write::{Ctx, Targets};
 
@@ -60,7 +60,7 @@ impl StageInner {
                     Some(t) => owner.apply_delete(&q, &t, ordinal),
                     None => Err(Error::internal("delete submitted without its target").into()),
                 };
-                owner.floors.pending_all.fetch_sub(1, Ordering::AcqRel);
+                owner.floors.pending_all.remove(ordinal);
                 result
             });
             return self.sched.submit_checked(&spec, job, || {
@@ -87,7 +87,7 @@ impl StageInner {
                 let floors = families.iter().map(|f| (f.id, self.submitted_floor(f))).collect();
                 *lock(&target) = Some(Target::Prims { floors, base });
                 lock(&self.floors.unsealed_all).push(ordinal, Some(prims.clone()));
-                self.floors.pending_all.fetch_add(1, Ordering::AcqRel);
+                self.floors.pending_all.add(ordinal);
                 Ok(())
             });
         }
@@ -108,7 +108,7 @@ impl StageInner {
             let result = owner.apply_delete(&q, &target, ordinal);
             if let Target::Attributes(families) = &target {
                 for f in families {
-                    f.pending.fetch_sub(1, Ordering::AcqRel);
+                    f.pending.remove(ordinal);
                 }
             }
             result
@@ -125,7 +125,7 @@ impl StageInner {
             Target::Prims { .. } => self.all_families(),
         };
         // Check every column first; nothing is published unless all pass.
-        let mut plan: Vec<(Arc<Column>, Rows)> = Vec::new();
+        let mut plan: Vec<(Arc<Column>, Rows, MergeBound)> = Vec::new();
         for family in &families {
             let ctx = Ctx { call: CALL, attribute: &family.name_text, ordinal };
             for column in family.columns() {
@@ -148,11 +148,11 @@ impl StageInner {
                     }
                 }
                 drop(guard);
-                plan.push((column, Rows::from_vec(rows)));
+                plan.push((column, Rows::from_vec(rows), self.merge_bound(family)));
             }
         }
-        for (column, rows) in plan {
-            column.lock().publish(ordinal, Part::Delete { rows });
+        for (column, rows, floor) in plan {
+            column.lock().publish(ordinal, Part::Delete { rows }, floor);
         }
         if matches!(target, Target::Prims { .. }) {
             let mut table = lock(&self.prims);

@@ -21,6 +21,43 @@ pub(crate) struct UnsealedLog {
     by_ordinal: BTreeMap<u64, SmallVec<[TargetPrims; 1]>>,
 }
 
+/// Ordinals of mutations submitted and not yet run (a multiset). Nothing can
+/// still be published below the lowest of them (later submissions at lower
+/// ordinals are rejected by admission where they would overlap), which is
+/// what lets a column merge older versions safely.
+#[derive(Default)]
+pub(crate) struct PendingOrdinals {
+    counts: Mutex<BTreeMap<u64, u32>>,
+}
+
+impl PendingOrdinals {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, u32>> {
+        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn add(&self, ordinal: u64) {
+        *self.lock().entry(ordinal).or_default() += 1;
+    }
+
+    pub(crate) fn remove(&self, ordinal: u64) {
+        let mut counts = self.lock();
+        if let Some(n) = counts.get_mut(&ordinal) {
+            *n -= 1;
+            if *n == 0 {
+                counts.remove(&ordinal);
+            }
+        }
+    }
+
+    pub(crate) fn lowest(&self) -> Option<u64> {
+        self.lock().keys().next().copied()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+}
+
 /// The prims a mutation targets; `None` when not known at submission.
 type TargetPrims = Option<Arc<[PrimPath]>>;
 
@@ -64,9 +101,8 @@ pub(crate) struct Family {
     pub(crate) own_floor_submitted: AtomicU64,
     pub(crate) own_floor_committed: AtomicU64,
     pub(crate) columns: RwLock<Vec<Arc<Column>>>,
-    /// Mutations of this family submitted and not yet completed: while
-    /// non-zero, committed state may still change under an enqueue check.
-    pub(crate) pending: std::sync::atomic::AtomicUsize,
+    /// Ordinals of this family's mutations submitted and not yet run.
+    pub(crate) pending: PendingOrdinals,
     /// Changed under the scheduler's ordering lock.
     pub(crate) unsealed: Mutex<UnsealedLog>,
 }
@@ -80,7 +116,7 @@ impl Family {
             own_floor_submitted: AtomicU64::new(0),
             own_floor_committed: AtomicU64::new(0),
             columns: RwLock::new(Vec::new()),
-            pending: std::sync::atomic::AtomicUsize::new(0),
+            pending: PendingOrdinals::default(),
             unsealed: Mutex::new(UnsealedLog::default()),
         }
     }
@@ -94,7 +130,7 @@ impl Family {
     }
 
     /// The column of `storage`, created when missing.
-    pub(crate) fn column_for(&self, storage: Storage) -> Arc<Column> {
+    pub(crate) fn column_for(&self, storage: Storage, max_versions: usize) -> Arc<Column> {
         if let Some(c) = self.columns.read().unwrap_or_else(|e| e.into_inner()).iter().find(|c| c.storage == storage) {
             return c.clone();
         }
@@ -102,7 +138,7 @@ impl Family {
         if let Some(c) = columns.iter().find(|c| c.storage == storage) {
             return c.clone();
         }
-        let c = Arc::new(Column::new(storage));
+        let c = Arc::new(Column::new(storage, max_versions));
         columns.push(c.clone());
         c
     }

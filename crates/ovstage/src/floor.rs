@@ -53,10 +53,15 @@ impl Stage {
     }
 
     /// Enqueues a read of the retention frontier: snapshots and ranges at or
-    /// above it are exact.
+    /// above it are exact (the floor `history_depth` advances ago, or above
+    /// the newest merged span of a column that hit `max_versions`).
     pub fn get_oldest_preserved_ordinal(&self) -> Result<Enqueued<OrdinalQueryHandle>> {
         let owner = self.inner.clone();
-        self.inner.enqueue_ordinal_query(move || owner.floors.frontier.load(Ordering::Acquire))
+        self.inner.enqueue_ordinal_query(move || {
+            let merged =
+                owner.all_families().iter().flat_map(|f| f.columns()).map(|c| c.merged_through()).max().unwrap_or(0);
+            owner.floors.frontier.load(Ordering::Acquire).max(merged)
+        })
     }
 
     /// The answer of an ordinal query, waiting up to `timeout`.

@@ -88,8 +88,8 @@ pub(crate) struct Floors {
     pub(crate) frontier: AtomicU64,
     /// Unsealed whole-prim deletes (they touch every attribute).
     pub(crate) unsealed_all: Mutex<crate::family::UnsealedLog>,
-    /// Whole-prim deletes submitted and not completed.
-    pub(crate) pending_all: std::sync::atomic::AtomicUsize,
+    /// Ordinals of whole-prim deletes submitted and not run.
+    pub(crate) pending_all: crate::family::PendingOrdinals,
 }
 
 pub(crate) struct StageInner {

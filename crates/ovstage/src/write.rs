@@ -14,7 +14,7 @@ use crate::api::{AttrRef, AttributeWrite, Selection, WriteData};
 use crate::family::{Family, UnsealedLog, prim_bit};
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{QueryState, Stage, StageInner, lock};
-use crate::store::column::{Column, Part, RowMap};
+use crate::store::column::{Column, MergeBound, Part, RowMap};
 use crate::store::rows::RowSet;
 use crate::store::rows::Rows;
 use crate::tensor::Tensor;
@@ -194,6 +194,15 @@ impl StageInner {
         family.own_floor_submitted.load(Ordering::Acquire).max(self.floors.base_submitted.load(Ordering::Acquire))
     }
 
+    /// Versions of a family's columns below this may be merged: above the
+    /// committed floor (sealed versions are never merged) and below every
+    /// mutation still to run (so nothing lands inside a merged span out of
+    /// ordinal order).
+    pub(crate) fn merge_bound(&self, family: &Family) -> MergeBound {
+        let lowest = [family.pending.lowest(), self.floors.pending_all.lowest()].into_iter().flatten().min();
+        MergeBound { floor: self.committed_floor(family), below: lowest.unwrap_or(u64::MAX) }
+    }
+
     /// The effective committed floor of a family.
     pub(crate) fn committed_floor(&self, family: &Family) -> u64 {
         family.own_floor_committed.load(Ordering::Acquire).max(self.floors.base_committed.load(Ordering::Acquire))
@@ -229,7 +238,7 @@ impl StageInner {
         }
         for (f, t) in entries {
             f.unsealed().push(ordinal, Some(t.prims.clone()));
-            f.pending.fetch_add(1, Ordering::AcqRel);
+            f.pending.add(ordinal);
         }
         Ok(())
     }
@@ -316,7 +325,7 @@ impl StageInner {
         let job: Job = Box::new(move || {
             let result = owner.apply_writes(&job_q, &entries, ordinal, mode, call);
             for e in &entries {
-                e.family.pending.fetch_sub(1, Ordering::AcqRel);
+                e.family.pending.remove(ordinal);
             }
             result
         });
@@ -346,7 +355,7 @@ impl StageInner {
         let entry = PreparedWrite { family, storage, semantic, tensor, plan };
         // Schema conflicts provable from committed state (nothing pending on
         // the attribute could change it) are reported now.
-        if entry.family.pending.load(Ordering::Acquire) == 0 && self.floors.pending_all.load(Ordering::Acquire) == 0 {
+        if entry.family.pending.is_empty() && self.floors.pending_all.is_empty() {
             self.check_schema(&entry, &entry.targets(q).prims, ctx)?;
         }
         Ok(entry)
@@ -401,7 +410,7 @@ impl StageInner {
             let targets = e.targets(q);
             self.check_schema(e, &targets.prims, &ctx)?;
             targets_per_entry.push(targets);
-            columns.push(e.family.column_for(e.storage));
+            columns.push(e.family.column_for(e.storage, self.config.max_versions));
         }
         self.create_prims(q, entries, &targets_per_entry, ordinal, mode, call)?;
         for ((e, targets), column) in entries.iter().zip(&targets_per_entry).zip(&columns) {
@@ -491,7 +500,7 @@ impl StageInner {
                 format!("the attribute has semantic {}; this write declares {}", role.name(), e.semantic.name()),
             ));
         }
-        guard.publish(ordinal, Part::Write { rows, data: Arc::new(buf) });
+        guard.publish(ordinal, Part::Write { rows, data: Arc::new(buf) }, self.merge_bound(&e.family));
         Ok(())
     }
 }

@@ -107,3 +107,23 @@ fn a_held_group_pins_only_its_own_version() {
     assert_eq!(held[0].data().unwrap().values::<f32>().unwrap(), &[1.]);
     assert!(s.stats().versions <= 2, "{:?}", s.stats());
 }
+
+#[test]
+fn unsealed_versions_are_capped_and_the_frontier_says_so() {
+    let s = Stage::with_config("capped", StageConfig::default().with_lanes(2).with_max_versions(8));
+    let q = query(&s, &["/A", "/B"]);
+    let ops: Vec<_> = (1..=200u64).map(|t| write(&s, q, "x", t, scalars(&[t as f32, 0.]))).collect();
+    ops.into_iter().for_each(|op| wait(&s, op));
+    // Versions still to be published are never merged; once nothing below
+    // is pending, the next write merges down to the cap.
+    wait(&s, write(&s, q, "x", 201, scalars(&[201., 0.])));
+    assert!(s.stats().versions <= 9, "never-sealed writes keep memory bounded: {:?}", s.stats());
+    wait(&s, seal(&s, 201));
+    let oldest = frontier(&s);
+    assert!(oldest > 150 && oldest <= 201, "frontier {oldest} covers the merged spans");
+    // Exact at and above the reported frontier, refused inside merged spans.
+    for t in oldest..=201 {
+        assert_eq!(read_f32(&s, q, "x", OrdinalRange::snapshot(t)).unwrap().0[0], (0, vec![t as f32]), "at {t}");
+    }
+    assert_eq!(read_groups(&s, q, "x", OrdinalRange::snapshot(100u64)).unwrap_err().status(), Status::OutOfRange);
+}

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
 use common::*;
-use ovstage::{FloorScope, GroupKind, OrdinalRange, PrimMode, QueryHandle, ReadGroup, Stage, Status, Timeout};
+use ovstage::{
+    FloorScope, GroupKind, OrdinalRange, PrimMode, QueryHandle, ReadGroup, Stage, StageConfig, Status, Timeout,
+};
 
 const WRITERS: usize = 3;
 const PRIMS_PER_WRITER: usize = 32;
@@ -49,7 +51,10 @@ fn floor(stage: &Stage) -> u64 {
 }
 
 fn stress(lanes: usize) {
-    let s = stage(lanes);
+    // Keep every version, so a snapshot at a floor fetched earlier is still
+    // exact however far the writers and the sealer got since.
+    let config = StageConfig::default().with_lanes(lanes).with_history_depth(100_000).with_max_versions(100_000);
+    let s = Stage::with_config("stress", config);
     let all: Vec<String> =
         (0..WRITERS * PRIMS_PER_WRITER).map(|i| format!("/World/W{}/P{}", i / PRIMS_PER_WRITER, i)).collect();
     let all_q = query(&s, &all.iter().map(String::as_str).collect::<Vec<_>>());

@@ -24,7 +24,6 @@ impl Rows {
         }
     }
 
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         match self {
             Rows::Run { len, .. } => *len as usize,
@@ -32,7 +31,6 @@ impl Rows {
         }
     }
 
-    #[cfg(test)]
     pub(crate) fn get(&self, i: usize) -> u32 {
         match self {
             Rows::Run { start, .. } => start + i as u32,
@@ -139,7 +137,6 @@ impl RowSet {
         }
     }
 
-    #[cfg(test)]
     pub(crate) fn subtract(&mut self, other: &RowSet) {
         for (a, b) in self.words.iter_mut().zip(&other.words) {
             *a &= !b;
