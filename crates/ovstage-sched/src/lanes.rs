@@ -2,21 +2,23 @@
 //!
 //! Ready nodes submitted from outside go to the shared injector; nodes made
 //! ready by a completion on a lane go to that lane's own deque, where other
-//! lanes can steal them. An idle lane spins briefly, then parks. A submitter
-//! wakes a parked lane only when no lane is spinning, so a burst of
-//! submissions costs at most one wake-up syscall.
+//! lanes can steal them. One idle lane at a time keeps searching (spinning)
+//! for a short while before it parks; the others park at once. A submitter
+//! wakes a parked lane only when no lane is searching, so a stream of
+//! submissions costs no wake-up syscalls while one lane searches, and a
+//! lane that finds work wakes another when more is queued.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
 use crate::node::Node;
 
-/// Spin iterations of an idle lane before it parks.
-const SPIN_ROUNDS: u32 = 64;
+/// How long the searching lane keeps looking for work before it parks.
+const SEARCH_FOR: Duration = Duration::from_micros(50);
 
 pub(crate) struct LaneShared {
     injector: Injector<Arc<Node>>,
@@ -185,20 +187,24 @@ where
             run(node, &ctx);
             continue;
         }
-        shared.spinning.fetch_add(1, Ordering::SeqCst);
+        // Only one lane searches at a time; the others park right away.
         let mut found = None;
-        for round in 0..SPIN_ROUNDS {
-            if let Some(node) = shared.find(local) {
-                found = Some(node);
-                break;
-            }
-            if round % 8 == 7 {
-                std::thread::yield_now();
-            } else {
+        if shared.spinning.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+            let started = Instant::now();
+            let mut round = 0u32;
+            loop {
+                if let Some(node) = shared.find(local) {
+                    found = Some(node);
+                    break;
+                }
+                round = round.wrapping_add(1);
+                if round % 64 == 0 && started.elapsed() >= SEARCH_FOR {
+                    break;
+                }
                 std::hint::spin_loop();
             }
+            shared.spinning.fetch_sub(1, Ordering::SeqCst);
         }
-        shared.spinning.fetch_sub(1, Ordering::SeqCst);
         if let Some(node) = found {
             shared.spread();
             run(node, &ctx);
