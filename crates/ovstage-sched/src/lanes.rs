@@ -198,7 +198,7 @@ where
                     break;
                 }
                 round = round.wrapping_add(1);
-                if round % 64 == 0 && started.elapsed() >= SEARCH_FOR {
+                if round.is_multiple_of(64) && started.elapsed() >= SEARCH_FOR {
                     break;
                 }
                 std::hint::spin_loop();
