@@ -4,8 +4,8 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ovstage_sched::{CellKey, Failure, FloorScope as SchedScope, Job, OpSpec, Order, WaitError};
-use ovstage_types::{Error, OpId, Ordinal, OrdinalQueryHandle, Result, Status, Timeout};
+use ovstage_sched::{CellKey, Failure, FloorScope as SchedScope, Job, OpSpec, Order};
+use ovstage_types::{Error, OpId, Ordinal, OrdinalQueryHandle, Result, Timeout};
 use smallvec::SmallVec;
 
 use crate::api::{AttrRef, Enqueued, FloorScope};
@@ -72,13 +72,7 @@ impl Stage {
             .get(handle.get())
             .ok_or_else(|| Error::invalid_handle(format!("fetch_ordinal: {handle} is unknown or was released")))?;
         if state.value.get().is_none() {
-            let op = *state.op.get().expect("set at enqueue");
-            match self.inner.sched.wait(op, timeout) {
-                Err(WaitError::Timeout { .. }) => {
-                    return Err(Error::new(Status::Timeout, format!("fetch_ordinal: {handle} is not ready")));
-                }
-                Ok(()) | Err(WaitError::Failed { .. } | WaitError::Unknown(_)) => {}
-            }
+            self.inner.await_result(*state.op.get().expect("set at enqueue"), timeout, "fetch_ordinal", handle)?;
         }
         match state.value.get() {
             Some(Ok(v)) => Ok(Ordinal(*v)),

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ovstage_sched::{Failure, Job, OpSpec, Order, WaitError};
+use ovstage_sched::{Failure, Job, OpSpec, Order};
 use ovstage_types::{
     Error, OpId, Ordinal, OrdinalRange, QueryHandle, ReadGroupId, ReadHandle, Result, Status, Timeout,
 };
@@ -67,10 +67,7 @@ impl Stage {
             .get(read.get())
             .ok_or_else(|| Error::invalid_handle(format!("fetch_read_next: {read} is unknown or was released")))?;
         if state.outcome.get().is_none() {
-            let op = *state.op.get().expect("set at enqueue");
-            if let Err(WaitError::Timeout { .. }) = self.inner.sched.wait(op, timeout) {
-                return Err(Error::new(Status::Timeout, format!("fetch_read_next: {read} has not run yet")));
-            }
+            self.inner.await_result(*state.op.get().expect("set at enqueue"), timeout, "fetch_read_next", read)?;
         }
         match state.outcome.get() {
             Some(Ok(())) => Ok(lock(&state.groups).pop_front()),

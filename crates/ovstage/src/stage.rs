@@ -304,6 +304,22 @@ impl StageInner {
         self.next_group.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// Waits up to `timeout` for the op producing `what`; `TIMEOUT` when it
+    /// has not run by then. A failed or released op is the caller's to
+    /// report from the result it left behind.
+    pub(crate) fn await_result(
+        &self,
+        op: OpId,
+        timeout: Timeout,
+        call: &str,
+        what: impl std::fmt::Display,
+    ) -> Result<()> {
+        match self.sched.wait(op, timeout) {
+            Err(WaitError::Timeout { .. }) => Err(Error::new(Status::Timeout, format!("{call}: {what} is not ready"))),
+            Ok(()) | Err(WaitError::Failed { .. } | WaitError::Unknown(_)) => Ok(()),
+        }
+    }
+
     pub(crate) fn query(&self, query: QueryHandle, call: &str) -> Result<Arc<QueryState>> {
         self.queries
             .get(query.get())

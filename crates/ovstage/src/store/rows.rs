@@ -44,6 +44,22 @@ impl Rows {
     }
 }
 
+/// The `(word index, bit mask)` pairs covering rows `start..end`.
+fn word_masks(start: u32, end: u32) -> impl Iterator<Item = (usize, u64)> {
+    let mut r = start;
+    std::iter::from_fn(move || {
+        if r >= end {
+            return None;
+        }
+        let bit = r % 64;
+        let n = (64 - bit).min(end - r);
+        let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+        let item = (r as usize / 64, mask);
+        r += n;
+        Some(item)
+    })
+}
+
 /// A set of rows as a bitset. Grows on insertion; absent words are zero.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct RowSet {
@@ -88,16 +104,9 @@ impl RowSet {
         if len == 0 {
             return;
         }
-        let end = start + len;
-        self.grow(end - 1);
-        let (mut r, end) = (start, end);
-        while r < end {
-            let w = r as usize / 64;
-            let bit = r % 64;
-            let n = (64 - bit).min(end - r);
-            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+        self.grow(start + len - 1);
+        for (w, mask) in word_masks(start, start + len) {
             self.words[w] |= mask;
-            r += n;
         }
     }
 
@@ -117,14 +126,8 @@ impl RowSet {
 
     fn remove_range(&mut self, start: u32, len: u32) {
         let end = (start + len).min(self.words.len() as u32 * 64);
-        let mut r = start;
-        while r < end {
-            let w = r as usize / 64;
-            let bit = r % 64;
-            let n = (64 - bit).min(end - r);
-            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+        for (w, mask) in word_masks(start, end) {
             self.words[w] &= !mask;
-            r += n;
         }
     }
 
@@ -145,39 +148,16 @@ impl RowSet {
 
     /// Whether every row of `start..start + len` is in the set.
     pub(crate) fn contains_range(&self, start: u32, len: u32) -> bool {
-        let end = start + len;
-        let mut r = start;
-        while r < end {
-            let w = r as usize / 64;
-            let bit = r % 64;
-            let n = (64 - bit).min(end - r);
-            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
-            if self.words.get(w).copied().unwrap_or(0) & mask != mask {
-                return false;
-            }
-            r += n;
-        }
-        true
+        word_masks(start, start + len).all(|(w, mask)| self.words.get(w).copied().unwrap_or(0) & mask == mask)
     }
 
     /// The first element index `i` whose row is in the set.
     pub(crate) fn first_hit(&self, rows: &Rows) -> Option<usize> {
         match rows {
-            Rows::Run { start, len } => {
-                let end = start + len;
-                let mut r = *start;
-                while r < end {
-                    let w = r as usize / 64;
-                    let word = self.words.get(w).copied().unwrap_or(0) >> (r % 64);
-                    let n = (64 - r % 64).min(end - r);
-                    let masked = if n == 64 { word } else { word & ((1u64 << n) - 1) };
-                    if masked != 0 {
-                        return Some((r + masked.trailing_zeros() - start) as usize);
-                    }
-                    r += n;
-                }
-                None
-            }
+            Rows::Run { start, len } => word_masks(*start, start + len).find_map(|(w, mask)| {
+                let hit = self.words.get(w).copied().unwrap_or(0) & mask;
+                (hit != 0).then(|| (w as u32 * 64 + hit.trailing_zeros() - start) as usize)
+            }),
             Rows::List(list) => list.iter().position(|r| self.contains(*r)),
         }
     }
