@@ -3,6 +3,7 @@
 use ovstage_types::{AttributeMode, OpId, Semantic, Token};
 
 use crate::tensor::Tensor;
+use crate::transport::Values;
 
 /// An attribute named by an interned token or by its text.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -64,20 +65,51 @@ pub enum Selection {
     },
 }
 
-/// The payload of a write.
+/// The payload of a write: the values (fixed-size rows or arrays), which
+/// prims take which row, the semantic and the schema mode.
 #[derive(Debug)]
 pub struct WriteData {
-    pub(crate) tensor: Tensor,
+    pub(crate) values: Values,
     pub(crate) selection: Selection,
     pub(crate) semantic: Semantic,
     pub(crate) attribute_mode: AttributeMode,
 }
 
 impl WriteData {
+    fn new(values: Values) -> WriteData {
+        WriteData { values, selection: Selection::All, semantic: Semantic::None, attribute_mode: AttributeMode::Reject }
+    }
+
     /// Fixed-size rows: `tensor`'s leading dimension is the row count and
     /// its tuple width is `dtype.lanes` times any trailing dimensions.
     pub fn fixed(tensor: Tensor) -> WriteData {
-        WriteData { tensor, selection: Selection::All, semantic: Semantic::None, attribute_mode: AttributeMode::Reject }
+        WriteData::new(Values::Fixed(tensor))
+    }
+
+    /// An array attribute, one tensor per row (a row's leading dimension is
+    /// its element count, possibly 0; trailing dimensions fold into lanes).
+    pub fn array_rows(rows: Vec<Tensor>) -> WriteData {
+        WriteData::new(Values::ArrayRows(rows))
+    }
+
+    /// An array attribute whose rows all have the same length, back to back
+    /// in one tensor. The row count is the number of prims addressed, or the
+    /// highest index-map entry plus one.
+    pub fn array_packed(tensor: Tensor) -> WriteData {
+        WriteData::new(Values::ArrayPacked(tensor))
+    }
+
+    /// UTF-8 strings, one per row (the `STRING` semantic: `u8` arrays).
+    pub fn strings<S: AsRef<str>>(rows: &[S]) -> WriteData {
+        let tensors = rows
+            .iter()
+            .map(|r| {
+                let bytes = r.as_ref().as_bytes().to_vec();
+                let n = bytes.len() as u64;
+                Tensor::new(bytes, ovstage_types::DType::U8, &[n]).expect("byte length matches")
+            })
+            .collect();
+        WriteData::array_rows(tensors).with_semantic(Semantic::String)
     }
 
     /// Sets the semantic recorded when the attribute is created.

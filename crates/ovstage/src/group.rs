@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ovstage_types::{DType, Error, Ordinal, PathList, ReadGroupId, Result, Semantic, Token};
 use smallvec::SmallVec;
 
-use crate::store::column::Image;
+use crate::store::column::{ArrayRef, Image};
 use crate::tensor::Element;
 
 /// Values or tombstones.
@@ -53,54 +53,33 @@ pub struct AttributeMeta {
     pub layout_generation: u64,
 }
 
-/// The values of a value group: a view into pinned, immutable storage.
-#[derive(Clone)]
-pub struct GroupData {
-    pub(crate) image: Arc<Image>,
-    pub(crate) byte_offset: usize,
-    pub(crate) rows: u64,
-    pub(crate) row_bytes: usize,
-    pub(crate) dtype: DType,
-    pub(crate) shape: SmallVec<[u64; 3]>,
-    pub(crate) strides: SmallVec<[i64; 3]>,
-    pub(crate) index_map: Option<Arc<[u32]>>,
+/// One tensor of a group: a view into pinned, immutable storage, with
+/// scalar lanes and the components as trailing dimensions.
+#[derive(Clone, Debug)]
+pub struct TensorView<'a> {
+    bytes: &'a [u8],
+    dtype: DType,
+    shape: SmallVec<[u64; 3]>,
+    strides: SmallVec<[i64; 3]>,
 }
 
-impl fmt::Debug for GroupData {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GroupData")
-            .field("dtype", &self.dtype)
-            .field("shape", &self.shape)
-            .field("index_map", &self.index_map)
-            .finish_non_exhaustive()
-    }
-}
-
-impl GroupData {
-    /// The tensor's bytes (`rows` rows).
-    pub fn bytes(&self) -> &[u8] {
-        &self.image.data.bytes()[self.byte_offset..self.byte_offset + self.rows as usize * self.row_bytes]
-    }
-
-    /// Start of the tensor's bytes (for zero-copy hand-off).
-    pub fn as_ptr(&self) -> *const u8 {
-        self.bytes().as_ptr()
+impl<'a> TensorView<'a> {
+    /// The bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
     }
 
     /// The values as `T` (which must match the dtype).
-    pub fn values<T: Element>(&self) -> Result<&[T]> {
-        if T::DTYPE != self.dtype {
-            return Err(Error::invalid_argument(format!("group holds {} values, not {}", self.dtype, T::DTYPE)));
-        }
-        bytemuck::try_cast_slice(self.bytes()).map_err(|e| Error::internal(format!("misaligned group data: {e}")))
+    pub fn values<T: Element>(&self) -> Result<&'a [T]> {
+        typed(self.bytes, self.dtype)
     }
 
-    /// Element type of the tensor (`lanes == 1`; components are dimensions).
+    /// Element type (`lanes == 1`).
     pub fn dtype(&self) -> DType {
         self.dtype
     }
 
-    /// Shape: `[rows]`, `[rows, C]` or `[rows, S, S]`.
+    /// Shape: `[n]`, `[n, C]` or `[n, S, S]`.
     pub fn shape(&self) -> &[u64] {
         &self.shape
     }
@@ -109,26 +88,171 @@ impl GroupData {
     pub fn strides(&self) -> &[i64] {
         &self.strides
     }
+}
 
-    /// Rows in the tensor.
-    pub fn rows(&self) -> u64 {
-        self.rows
+fn typed<T: Element>(bytes: &[u8], dtype: DType) -> Result<&[T]> {
+    if T::DTYPE != dtype {
+        return Err(Error::invalid_argument(format!("group holds {dtype} values, not {}", T::DTYPE)));
+    }
+    if bytes.is_empty() {
+        return Ok(&[]);
+    }
+    bytemuck::try_cast_slice(bytes).map_err(|e| Error::internal(format!("misaligned group data: {e}")))
+}
+
+/// How a group's values lie in the pinned image.
+#[derive(Clone, Debug)]
+pub(crate) enum Layout {
+    /// One tensor of `rows` rows starting at `byte_offset`; logical element
+    /// `i` is row `index_map[i]` (or `i`).
+    Fixed { byte_offset: usize, rows: u64, row_bytes: usize, index_map: Option<Arc<[u32]>> },
+    /// One tensor per logical element.
+    Array { rows: Arc<[ArrayRef]> },
+}
+
+/// The values of a value group: zero-copy views into pinned, immutable
+/// storage. A fixed-size attribute has one tensor (rows stacked); an array
+/// attribute has one tensor per prim.
+#[derive(Clone)]
+pub struct GroupData {
+    pub(crate) image: Arc<Image>,
+    /// Scalar element type.
+    pub(crate) dtype: DType,
+    /// Trailing dimensions of one element (`[]`, `[C]` or `[S, S]`).
+    pub(crate) components: SmallVec<[u64; 2]>,
+    pub(crate) layout: Layout,
+    /// Shape and strides of the fixed-size tensor (empty for arrays).
+    pub(crate) shape: SmallVec<[u64; 3]>,
+    pub(crate) strides: SmallVec<[i64; 3]>,
+}
+
+impl fmt::Debug for GroupData {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GroupData")
+            .field("dtype", &self.dtype)
+            .field("components", &self.components)
+            .field("layout", &self.layout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GroupData {
+    fn element_bytes(&self) -> usize {
+        self.dtype.lane_bytes().unwrap_or(0) * self.components.iter().product::<u64>() as usize
     }
 
-    /// Bytes of one row.
-    pub fn row_bytes(&self) -> usize {
-        self.row_bytes
+    fn view<'a>(&'a self, bytes: &'a [u8], leading: u64) -> TensorView<'a> {
+        let mut shape: SmallVec<[u64; 3]> = SmallVec::from_slice(&[leading]);
+        shape.extend_from_slice(&self.components);
+        let strides = crate::schema::Schema::strides(&shape);
+        TensorView { bytes, dtype: self.dtype, shape, strides }
     }
 
-    /// Tensor row of each logical element, when not the identity.
-    pub fn index_map(&self) -> Option<&[u32]> {
-        self.index_map.as_deref()
+    /// Whether this is an array attribute's group (one tensor per prim).
+    pub fn is_array(&self) -> bool {
+        matches!(self.layout, Layout::Array { .. })
     }
 
-    /// The bytes of logical element `i`'s row.
+    /// Number of tensors: 1 for fixed-size attributes, one per prim for
+    /// arrays.
+    pub fn tensor_count(&self) -> usize {
+        match &self.layout {
+            Layout::Fixed { .. } => 1,
+            Layout::Array { rows } => rows.len(),
+        }
+    }
+
+    /// Tensor `i`.
+    pub fn tensor(&self, i: usize) -> TensorView<'_> {
+        match &self.layout {
+            Layout::Fixed { rows, .. } => self.view(self.fixed_bytes(), *rows),
+            Layout::Array { .. } => {
+                let bytes = self.row(i);
+                let n = bytes.len().checked_div(self.element_bytes()).unwrap_or(0) as u64;
+                self.view(bytes, n)
+            }
+        }
+    }
+
+    fn fixed_bytes(&self) -> &[u8] {
+        match &self.layout {
+            Layout::Fixed { byte_offset, rows, row_bytes, .. } => {
+                &self.image.data.bytes()[*byte_offset..*byte_offset + *rows as usize * row_bytes]
+            }
+            Layout::Array { .. } => &[],
+        }
+    }
+
+    /// The bytes of logical element `i` (its row, or its whole array).
     pub fn row(&self, i: usize) -> &[u8] {
-        let r = self.index_map.as_ref().map_or(i, |m| m[i] as usize);
-        &self.bytes()[r * self.row_bytes..(r + 1) * self.row_bytes]
+        match &self.layout {
+            Layout::Fixed { row_bytes, index_map, .. } => {
+                let r = index_map.as_ref().map_or(i, |m| m[i] as usize);
+                &self.fixed_bytes()[r * row_bytes..(r + 1) * row_bytes]
+            }
+            Layout::Array { rows } => {
+                self.image.arrays.as_ref().expect("array groups pin an array image").bytes(rows[i])
+            }
+        }
+    }
+
+    /// Tensor row of each logical element, when not the identity (fixed-size
+    /// groups only).
+    pub fn index_map(&self) -> Option<&[u32]> {
+        match &self.layout {
+            Layout::Fixed { index_map, .. } => index_map.as_deref(),
+            Layout::Array { .. } => None,
+        }
+    }
+
+    /// The fixed-size tensor's bytes (empty for arrays).
+    pub fn bytes(&self) -> &[u8] {
+        self.fixed_bytes()
+    }
+
+    /// Start of the fixed-size tensor's bytes (for zero-copy hand-off).
+    pub fn as_ptr(&self) -> *const u8 {
+        self.fixed_bytes().as_ptr()
+    }
+
+    /// The fixed-size tensor's values as `T` (which must match the dtype).
+    pub fn values<T: Element>(&self) -> Result<&[T]> {
+        if self.is_array() {
+            return Err(Error::invalid_argument("an array group has one tensor per prim; use tensor(i)"));
+        }
+        typed(self.fixed_bytes(), self.dtype)
+    }
+
+    /// Element type (`lanes == 1`; components are dimensions).
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Shape of the fixed-size tensor: `[rows]`, `[rows, C]` or
+    /// `[rows, S, S]` (empty for arrays: see [`GroupData::tensor`]).
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+
+    /// Compact row-major strides of the fixed-size tensor, in elements.
+    pub fn strides(&self) -> &[i64] {
+        &self.strides
+    }
+
+    /// Bytes of one fixed-size row.
+    pub fn row_bytes(&self) -> usize {
+        match &self.layout {
+            Layout::Fixed { row_bytes, .. } => *row_bytes,
+            Layout::Array { .. } => 0,
+        }
+    }
+
+    /// Rows in the fixed-size tensor.
+    pub fn rows(&self) -> u64 {
+        match &self.layout {
+            Layout::Fixed { rows, .. } => *rows,
+            Layout::Array { rows } => rows.len() as u64,
+        }
     }
 }
 
@@ -143,6 +267,7 @@ pub struct ReadGroup {
     pub(crate) prims: PrimGroup,
     pub(crate) data: Option<GroupData>,
     pub(crate) meta: AttributeMeta,
+    pub(crate) is_array: bool,
 }
 
 impl ReadGroup {
@@ -174,7 +299,7 @@ impl ReadGroup {
 
     /// Whether the attribute is a variable-length array.
     pub fn is_array(&self) -> bool {
-        false
+        self.is_array
     }
 
     /// The attribute's semantic.

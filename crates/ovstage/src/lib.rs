@@ -43,11 +43,12 @@ mod schema;
 mod stage;
 mod store;
 mod tensor;
+mod transport;
 mod write;
 
 pub use api::{AttrRef, AttributeWrite, Enqueued, FloorScope, Selection, WriteData};
 pub use config::StageConfig;
-pub use group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup};
+pub use group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup, TensorView};
 pub use paths::PathDictionary;
 pub use schema::{Schema, ValueKind};
 pub use stage::{Stage, StoreStats};

@@ -10,8 +10,8 @@ use ovstage_types::{
 
 use crate::api::{AttrRef, Enqueued};
 use crate::family::Family;
-use crate::group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup};
-use crate::schema::Schema;
+use crate::group::{AttributeMeta, GroupData, GroupKind, Layout, PrimGroup, ReadGroup};
+use crate::schema::{Schema, ValueKind};
 use crate::stage::{QueryState, Stage, StageInner, lock};
 use crate::store::column::{Column, Image, RowMap, Snapshot};
 
@@ -279,6 +279,7 @@ impl StageInner {
             prims,
             data,
             meta: AttributeMeta { write_floor: ctx.floor, layout_generation: generation },
+            is_array: ctx.column.storage.kind == ValueKind::Array,
         }
     }
 
@@ -292,29 +293,53 @@ impl StageInner {
     ) -> ReadGroup {
         let schema: Schema = ctx.column.schema();
         let row_bytes = ctx.column.row_bytes;
-        let (prims, first_row, rows, index_map) = match selected {
-            Selected::Dense { start, len } => {
-                (PrimGroup { list: ctx.q.list, offset: 0, count: len, index_map: None }, start, len, None)
-            }
-            Selected::Picks(picks) => {
-                let prims = prim_group(ctx.q, &picks);
+        let (prims, layout) = match (selected, &image.arrays) {
+            (Selected::Dense { start, len }, None) => (
+                PrimGroup { list: ctx.q.list, offset: 0, count: len, index_map: None },
+                Layout::Fixed {
+                    byte_offset: start as usize * row_bytes,
+                    rows: u64::from(len),
+                    row_bytes,
+                    index_map: None,
+                },
+            ),
+            (Selected::Dense { start, len }, Some(arrays)) => (
+                PrimGroup { list: ctx.q.list, offset: 0, count: len, index_map: None },
+                Layout::Array { rows: arrays.refs[start as usize..(start + len) as usize].into() },
+            ),
+            (Selected::Picks(picks), None) => {
                 let min = picks.iter().map(|p| p.1).min().unwrap_or(0);
                 let max = picks.iter().map(|p| p.1).max().unwrap_or(0);
                 let consecutive = picks.iter().enumerate().all(|(i, p)| p.1 == min + i as u32);
                 let index_map = (!consecutive).then(|| picks.iter().map(|p| p.1 - min).collect());
-                (prims, min, max - min + 1, index_map)
+                let layout = Layout::Fixed {
+                    byte_offset: min as usize * row_bytes,
+                    rows: u64::from(max - min + 1),
+                    row_bytes,
+                    index_map,
+                };
+                (prim_group(ctx.q, &picks), layout)
+            }
+            (Selected::Picks(picks), Some(arrays)) => {
+                let rows = picks.iter().map(|p| arrays.refs[p.1 as usize]).collect();
+                (prim_group(ctx.q, &picks), Layout::Array { rows })
             }
         };
-        let shape = schema.read_shape(u64::from(rows));
+        let (shape, strides) = match &layout {
+            Layout::Fixed { rows, .. } => {
+                let shape = schema.read_shape(*rows);
+                let strides = Schema::strides(&shape);
+                (shape, strides)
+            }
+            Layout::Array { .. } => Default::default(),
+        };
         let data = GroupData {
             image: image.clone(),
-            byte_offset: first_row as usize * row_bytes,
-            rows: u64::from(rows),
-            row_bytes,
             dtype: schema.dtype.scalar(),
-            strides: Schema::strides(&shape),
+            components: schema.element_dims(),
+            layout,
             shape,
-            index_map,
+            strides,
         };
         self.group(ctx, ordinal, generation, GroupKind::Values, prims, Some(data))
     }

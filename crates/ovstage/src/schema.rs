@@ -66,21 +66,30 @@ impl Schema {
         u32::from(self.dtype.lanes)
     }
 
-    /// The shape reads expose for `rows` rows: `[N]` for scalars, `[N, S, S]`
-    /// for a square MATRIX, `[N, C]` otherwise. Lanes are always 1 on read.
-    pub fn read_shape(&self, rows: u64) -> SmallVec<[u64; 3]> {
+    /// The trailing dimensions of one element on read: `[]` for scalars,
+    /// `[S, S]` for a square MATRIX, `[C]` otherwise. Lanes are always 1 on
+    /// read.
+    pub fn element_dims(&self) -> SmallVec<[u64; 2]> {
         let c = self.components();
         if c == 1 {
-            return SmallVec::from_slice(&[rows]);
+            return SmallVec::new();
         }
         if self.semantic == Semantic::Matrix {
             for side in [2u32, 3, 4] {
                 if side * side == c {
-                    return SmallVec::from_slice(&[rows, u64::from(side), u64::from(side)]);
+                    return SmallVec::from_slice(&[u64::from(side), u64::from(side)]);
                 }
             }
         }
-        SmallVec::from_slice(&[rows, u64::from(c)])
+        SmallVec::from_slice(&[u64::from(c)])
+    }
+
+    /// The shape reads expose for `rows` rows: `[N]` for scalars, `[N, S, S]`
+    /// for a square MATRIX, `[N, C]` otherwise.
+    pub fn read_shape(&self, rows: u64) -> SmallVec<[u64; 3]> {
+        let mut shape = SmallVec::from_slice(&[rows]);
+        shape.extend_from_slice(&self.element_dims());
+        shape
     }
 
     /// Compact row-major strides (in elements) for `shape`.

@@ -10,45 +10,22 @@ use ovstage_types::{
 };
 use smallvec::SmallVec;
 
-use crate::api::{AttrRef, AttributeWrite, Selection, WriteData};
+use crate::api::{AttrRef, AttributeWrite, WriteData};
 use crate::family::{Family, UnsealedLog, prim_bit};
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{QueryState, Stage, StageInner, lock};
+use crate::store::buf::Buf;
 use crate::store::column::{Column, MergeBound, Part, RowMap};
 use crate::store::rows::RowSet;
 use crate::store::rows::Rows;
-use crate::tensor::Tensor;
-
-/// Which query elements a write addresses and which payload row each takes.
-#[derive(Debug)]
-enum ElementPlan {
-    /// Elements `0..count`, element `i` from row `i`.
-    Identity { count: u32 },
-    /// Elements `0..sources.len()`, element `i` from row `sources[i]`.
-    Gather { sources: Vec<u32> },
-    /// Elements `0..count` whose bit is set, element `i` from row `i`.
-    Masked { count: u32, bits: Vec<u64> },
-}
-
-impl ElementPlan {
-    fn selected(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
-        let (count, bits, sources): (u32, Option<&[u64]>, Option<&[u32]>) = match self {
-            ElementPlan::Identity { count } => (*count, None, None),
-            ElementPlan::Gather { sources } => (sources.len() as u32, None, Some(sources)),
-            ElementPlan::Masked { count, bits } => (*count, Some(bits), None),
-        };
-        (0..count as usize)
-            .filter(move |i| bits.is_none_or(|b| b[i / 64] & (1 << (i % 64)) != 0))
-            .map(move |i| (i, sources.map_or(i as u32, |s| s[i])))
-    }
-}
+use crate::transport::{self, ElementPlan, Transport, check_semantic};
 
 /// One validated entry of a write op.
 pub(crate) struct PreparedWrite {
     family: Arc<Family>,
     storage: Storage,
     semantic: Semantic,
-    tensor: Tensor,
+    transport: Transport,
     plan: ElementPlan,
 }
 
@@ -95,63 +72,6 @@ impl Ctx<'_> {
             .with_attribute(self.attribute)
             .with_ordinal(self.ordinal)
     }
-}
-
-fn plan(query_len: usize, tensor: &Tensor, selection: Selection, ctx: &Ctx<'_>) -> Result<(ElementPlan, u64)> {
-    let (rows, _) = tensor.as_rows().map_err(|e| ctx.err(Status::InvalidArgument, e.message()))?;
-    let too_many = |count: usize| {
-        ctx.err(
-            Status::InvalidArgument,
-            format!("the write addresses {count} prims but the query has only {query_len}"),
-        )
-    };
-    let plan = match selection {
-        Selection::All => ElementPlan::Identity { count: query_len as u32 },
-        Selection::Leading(count) => {
-            if count as usize > query_len {
-                return Err(too_many(count as usize));
-            }
-            ElementPlan::Identity { count }
-        }
-        Selection::IndexMap(sources) => {
-            if sources.len() > query_len {
-                return Err(too_many(sources.len()));
-            }
-            if let Some((i, s)) = sources.iter().enumerate().find(|(_, s)| u64::from(**s) >= rows) {
-                return Err(ctx.err(
-                    Status::InvalidArgument,
-                    format!("index_map[{i}] = {s} is out of range for a tensor of {rows} rows"),
-                ));
-            }
-            return Ok((ElementPlan::Gather { sources }, rows));
-        }
-        Selection::Mask { count, bits } => {
-            if count as usize > query_len {
-                return Err(too_many(count as usize));
-            }
-            let words = (count as usize).div_ceil(64);
-            if bits.len() < words {
-                return Err(ctx.err(
-                    Status::InvalidArgument,
-                    format!("a mask over {count} elements needs {words} words but has {}", bits.len()),
-                ));
-            }
-            ElementPlan::Masked { count, bits }
-        }
-    };
-    let count = match &plan {
-        ElementPlan::Identity { count } | ElementPlan::Masked { count, .. } => u64::from(*count),
-        ElementPlan::Gather { .. } => unreachable!("returned above"),
-    };
-    if rows != count {
-        return Err(ctx.err(
-            Status::InvalidArgument,
-            format!(
-                "the tensor has {rows} rows but the write addresses {count} prims; without an index_map the leading dimension must equal the prim count"
-            ),
-        ));
-    }
-    Ok((plan, rows))
 }
 
 impl Stage {
@@ -339,20 +259,18 @@ impl StageInner {
         data: WriteData,
         ctx: &Ctx<'_>,
     ) -> Result<PreparedWrite> {
-        let WriteData { tensor, selection, semantic, attribute_mode } = data;
+        let WriteData { values, selection, semantic, attribute_mode } = data;
         if attribute_mode == AttributeMode::Force {
             return Err(ctx.err(
                 Status::NotSupported,
                 "ATTRIBUTE_MODE_FORCE (schema replacement) is not implemented in this release; delete the attribute and write it again at a later ordinal",
             ));
         }
-        let (plan, _) = plan(q.prims.len(), &tensor, selection, ctx)?;
-        let (_, dtype) = tensor.as_rows().map_err(|e| ctx.err(Status::InvalidArgument, e.message()))?;
-        if dtype.element_bytes().is_none() {
-            return Err(ctx.err(Status::InvalidArgument, format!("dtype {dtype} has no whole-byte element size")));
-        }
-        let storage = Storage { dtype, kind: ValueKind::Fixed };
-        let entry = PreparedWrite { family, storage, semantic, tensor, plan };
+        let (transport, plan) =
+            transport::plan(q.prims.len(), values, selection).map_err(|m| ctx.err(Status::InvalidArgument, m))?;
+        let storage = transport.storage();
+        check_semantic(semantic, storage).map_err(|e| ctx.err(e.status(), e.message()))?;
+        let entry = PreparedWrite { family, storage, semantic, transport, plan };
         // Schema conflicts provable from committed state (nothing pending on
         // the attribute could change it) are reported now.
         if entry.family.pending.is_empty() && self.floors.pending_all.is_empty() {
@@ -472,22 +390,7 @@ impl StageInner {
         ordinal: u64,
         ctx: &Ctx<'_>,
     ) -> Result<()> {
-        let row_bytes = column.row_bytes;
-        let src = e.tensor.bytes();
-        let mut buf = column.pool.take(targets.len() * row_bytes);
-        match &e.plan {
-            ElementPlan::Identity { count } => {
-                let n = *count as usize * row_bytes;
-                buf.bytes_mut().copy_from_slice(&src[..n]);
-            }
-            plan => {
-                let dst = buf.bytes_mut();
-                for (k, (_, s)) in plan.selected().enumerate() {
-                    let s = s as usize * row_bytes;
-                    dst[k * row_bytes..(k + 1) * row_bytes].copy_from_slice(&src[s..s + row_bytes]);
-                }
-            }
-        }
+        let (data, offsets) = gather(&e.transport, &e.plan, column);
         let whole_query = matches!(e.plan, ElementPlan::Identity { count } if count as usize == q.prims.len());
         let mut guard = column.lock();
         let rows = match whole_query.then(|| q.row_map(column, &guard)) {
@@ -500,8 +403,48 @@ impl StageInner {
                 format!("the attribute has semantic {}; this write declares {}", role.name(), e.semantic.name()),
             ));
         }
-        guard.publish(ordinal, Part::Write { rows, data: Arc::new(buf) }, self.merge_bound(&e.family));
+        let part = match offsets {
+            None => Part::Write { rows, data: Arc::new(data) },
+            Some(offsets) => Part::WriteArray { rows, data: Arc::new(data), offsets },
+        };
+        guard.publish(ordinal, part, self.merge_bound(&e.family));
         Ok(())
+    }
+}
+
+/// The selected rows of a payload in element order, in a buffer from the
+/// column's pool: one memcpy for a contiguous fixed payload, one per row
+/// otherwise; array rows come with their byte offsets.
+fn gather(transport: &Transport, plan: &ElementPlan, column: &Column) -> (Buf, Option<Arc<[u64]>>) {
+    if transport.kind() == ValueKind::Fixed {
+        let row_bytes = column.row_bytes;
+        if let (ElementPlan::Identity { count }, Some(src)) = (plan, transport.leading(plan_len(plan))) {
+            let mut buf = column.pool.take(*count as usize * row_bytes);
+            buf.bytes_mut().copy_from_slice(src);
+            return (buf, None);
+        }
+        let selected: Vec<u32> = plan.selected().map(|(_, r)| r).collect();
+        let mut buf = column.pool.take(selected.len() * row_bytes);
+        for (k, r) in selected.into_iter().enumerate() {
+            buf.bytes_mut()[k * row_bytes..(k + 1) * row_bytes].copy_from_slice(transport.row(r));
+        }
+        return (buf, None);
+    }
+    let mut offsets = vec![0u64];
+    for (_, r) in plan.selected() {
+        offsets.push(offsets.last().copied().unwrap_or(0) + transport.row(r).len() as u64);
+    }
+    let mut buf = column.pool.take(offsets.last().copied().unwrap_or(0) as usize);
+    for (k, (_, r)) in plan.selected().enumerate() {
+        buf.bytes_mut()[offsets[k] as usize..offsets[k + 1] as usize].copy_from_slice(transport.row(r));
+    }
+    (buf, Some(offsets.into()))
+}
+
+fn plan_len(plan: &ElementPlan) -> usize {
+    match plan {
+        ElementPlan::Identity { count } => *count as usize,
+        _ => 0,
     }
 }
 

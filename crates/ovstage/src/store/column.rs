@@ -21,7 +21,7 @@ use ovstage_types::{PrimPath, Semantic};
 
 use super::buf::{Buf, BufPool};
 use super::rows::{RowSet, Rows};
-use crate::schema::{Schema, Storage};
+use crate::schema::{Schema, Storage, ValueKind};
 
 /// Row index of a prim without a row.
 const NO_ROW: u32 = u32::MAX;
@@ -29,10 +29,68 @@ const NO_ROW: u32 = u32::MAX;
 /// The full state of a column at one version.
 #[derive(Debug)]
 pub(crate) struct Image {
-    /// `nrows * row_bytes` bytes; rows that are not live hold stale bytes.
+    /// Fixed-size columns: `nrows * row_bytes` bytes; rows that are not live
+    /// hold stale bytes. Empty for array columns.
     pub(crate) data: Arc<Buf>,
+    /// Array columns: where each row's elements are.
+    pub(crate) arrays: Option<ArrayIndex>,
     pub(crate) live: RowSet,
     pub(crate) nrows: u32,
+}
+
+/// Where one array row's bytes are: `bufs[buf][start..start + len]`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ArrayRef {
+    pub(crate) buf: u32,
+    pub(crate) start: u64,
+    pub(crate) len: u64,
+}
+
+/// The rows of an array column at one version: each row points into one of
+/// the write buffers that produced it. Building it copies no element bytes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ArrayIndex {
+    pub(crate) bufs: Vec<Arc<Buf>>,
+    pub(crate) refs: Vec<ArrayRef>,
+}
+
+impl ArrayIndex {
+    /// The bytes `r` points at.
+    pub(crate) fn bytes(&self, r: ArrayRef) -> &[u8] {
+        if r.len == 0 {
+            return &[];
+        }
+        &self.bufs[r.buf as usize].bytes()[r.start as usize..(r.start + r.len) as usize]
+    }
+
+    /// Drops buffers no live row points into.
+    fn prune(&mut self, live: &RowSet) {
+        let mut used = vec![false; self.bufs.len()];
+        for (row, r) in self.refs.iter().enumerate() {
+            if live.contains(row as u32) && r.len > 0 {
+                used[r.buf as usize] = true;
+            }
+        }
+        if used.iter().all(|u| *u) {
+            return;
+        }
+        let mut remap = vec![0u32; self.bufs.len()];
+        let mut kept = Vec::new();
+        for (i, b) in std::mem::take(&mut self.bufs).into_iter().enumerate() {
+            if used[i] {
+                remap[i] = kept.len() as u32;
+                kept.push(b);
+            }
+        }
+        for (row, r) in self.refs.iter_mut().enumerate() {
+            if live.contains(row as u32) && r.len > 0 {
+                r.buf = remap[r.buf as usize];
+            } else {
+                *r = ArrayRef::default();
+            }
+        }
+        self.bufs = kept;
+    }
 }
 
 /// One change applied at a version's ordinal, in submission order.
@@ -43,9 +101,30 @@ pub(crate) enum Part {
         rows: Rows,
         data: Arc<Buf>,
     },
+    /// Array rows: row `i` of `rows` is `data[offsets[i]..offsets[i + 1]]`.
+    WriteArray {
+        rows: Rows,
+        data: Arc<Buf>,
+        offsets: Arc<[u64]>,
+    },
     Delete {
         rows: Rows,
     },
+}
+
+impl Part {
+    fn rows(&self) -> &Rows {
+        match self {
+            Part::Write { rows, .. } | Part::WriteArray { rows, .. } | Part::Delete { rows } => rows,
+        }
+    }
+
+    fn data(&self) -> Option<&Arc<Buf>> {
+        match self {
+            Part::Write { data, .. } | Part::WriteArray { data, .. } => Some(data),
+            Part::Delete { .. } => None,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -321,7 +400,7 @@ impl ColumnGuard<'_> {
         debug_assert!(v.image.is_none(), "publishing into a materialized version");
         v.image = None;
         match &part {
-            Part::Write { rows, .. } => {
+            Part::Write { rows, .. } | Part::WriteArray { rows, .. } => {
                 v.written.insert_rows(rows);
                 v.deleted.remove_rows(rows);
                 if st.dead.first_hit(rows).is_some() {
@@ -380,6 +459,9 @@ impl ColumnGuard<'_> {
         if let Some(image) = &self.state.versions[idx].image {
             return image.clone();
         }
+        if self.column.storage.kind == ValueKind::Array {
+            return self.array_image_at(idx);
+        }
         let row_bytes = self.column.row_bytes;
         let pool = &self.column.pool;
         let st = &mut *self.state;
@@ -409,6 +491,7 @@ impl ColumnGuard<'_> {
                     };
                     let base = Arc::try_unwrap(base).unwrap_or_else(|shared| Image {
                         data: shared.data.clone(),
+                        arrays: None,
                         live: shared.live.clone(),
                         nrows: shared.nrows,
                     });
@@ -438,7 +521,33 @@ impl ColumnGuard<'_> {
                 Arc::new(buf)
             }
         };
-        let image = Arc::new(Image { data: image_data, live, nrows: target_rows });
+        let image = Arc::new(Image { data: image_data, arrays: None, live, nrows: target_rows });
+        st.versions[idx].image = Some(image.clone());
+        image
+    }
+
+    /// The image of an array column's version: the newest older image's row
+    /// table with this and the intervening versions' parts applied.
+    fn array_image_at(&mut self, idx: usize) -> Arc<Image> {
+        let st = &mut *self.state;
+        let target_rows = st.versions[idx].nrows;
+        let base = (0..idx).rev().find(|i| st.versions[*i].image.is_some());
+        let (from, mut index, mut live) = match base {
+            Some(b) => {
+                let image = st.versions[b].image.as_ref().expect("found above");
+                (b + 1, image.arrays.clone().unwrap_or_default(), image.live.clone())
+            }
+            None => (0, ArrayIndex::default(), RowSet::new()),
+        };
+        index.refs.resize(target_rows as usize, ArrayRef::default());
+        for v in st.versions.range(from..=idx) {
+            for part in &v.parts {
+                apply_array(part, &mut index, &mut live);
+            }
+        }
+        index.prune(&live);
+        let empty = Arc::new(Buf::zeroed(0));
+        let image = Arc::new(Image { data: empty, arrays: Some(index), live, nrows: target_rows });
         st.versions[idx].image = Some(image.clone());
         image
     }
@@ -518,8 +627,8 @@ impl ColumnGuard<'_> {
         let mut bufs: Vec<Arc<Buf>> =
             v.image.into_iter().filter_map(|i| Arc::try_unwrap(i).ok()).map(|i| i.data).collect();
         for part in v.parts {
-            if let Part::Write { data, .. } = part {
-                bufs.push(data);
+            if let Some(data) = part.data() {
+                bufs.push(data.clone());
             }
         }
         for b in bufs {
@@ -545,7 +654,7 @@ impl ColumnGuard<'_> {
                 count(&i.data);
             }
             for part in &v.parts {
-                if let Part::Write { data, .. } = part {
+                if let Some(data) = part.data() {
                     count(data);
                 }
             }
@@ -559,15 +668,13 @@ impl ColumnGuard<'_> {
 /// than the column, it is rebuilt as one delete and one write part with the
 /// last change of each row.
 fn compact(mut parts: Vec<Part>, nrows: u32, row_bytes: usize, pool: &BufPool) -> Vec<Part> {
-    if let Some(k) = parts.iter().rposition(|p| matches!(p, Part::Write { rows, .. } if rows.covers_all(nrows))) {
+    if let Some(k) = parts
+        .iter()
+        .rposition(|p| matches!(p, Part::Write { rows, .. } | Part::WriteArray { rows, .. } if rows.covers_all(nrows)))
+    {
         parts.drain(..k);
     }
-    let total: usize = parts
-        .iter()
-        .map(|p| match p {
-            Part::Write { rows, .. } | Part::Delete { rows } => rows.len(),
-        })
-        .sum();
+    let total: usize = parts.iter().map(|p| p.rows().len()).sum();
     if parts.len() <= 2 || total <= nrows as usize {
         return parts;
     }
@@ -575,36 +682,47 @@ fn compact(mut parts: Vec<Part>, nrows: u32, row_bytes: usize, pool: &BufPool) -
     const NONE: (u32, u32) = (u32::MAX, u32::MAX);
     let mut last = vec![NONE; nrows as usize];
     for (pi, part) in parts.iter().enumerate() {
-        match part {
-            Part::Write { rows, .. } => {
-                for i in 0..rows.len() {
-                    last[rows.get(i) as usize] = (pi as u32, i as u32);
-                }
-            }
-            Part::Delete { rows } => {
-                for i in 0..rows.len() {
-                    last[rows.get(i) as usize] = (pi as u32, u32::MAX);
-                }
-            }
+        let is_delete = matches!(part, Part::Delete { .. });
+        let rows = part.rows();
+        for i in 0..rows.len() {
+            last[rows.get(i) as usize] = (pi as u32, if is_delete { u32::MAX } else { i as u32 });
         }
     }
     let written: Vec<u32> =
         (0..nrows).filter(|r| last[*r as usize] != NONE && last[*r as usize].1 != u32::MAX).collect();
     let deleted: Vec<u32> =
         (0..nrows).filter(|r| last[*r as usize].0 != u32::MAX && last[*r as usize].1 == u32::MAX).collect();
-    let mut buf = pool.take(written.len() * row_bytes);
+    // The bytes of the last write of a row.
+    let source = |r: u32| -> &[u8] {
+        let (pi, i) = last[r as usize];
+        let i = i as usize;
+        match &parts[pi as usize] {
+            Part::Write { data, .. } => &data.bytes()[i * row_bytes..(i + 1) * row_bytes],
+            Part::WriteArray { data, offsets, .. } => &data.bytes()[offsets[i] as usize..offsets[i + 1] as usize],
+            Part::Delete { .. } => unreachable!("deletes are not recorded as writes"),
+        }
+    };
+    let arrays = parts.iter().any(|p| matches!(p, Part::WriteArray { .. }));
+    let mut offsets = Vec::with_capacity(written.len() + 1);
+    offsets.push(0u64);
+    for r in &written {
+        offsets.push(offsets.last().copied().unwrap_or(0) + source(*r).len() as u64);
+    }
+    let mut buf = pool.take(offsets.last().copied().unwrap_or(0) as usize);
     for (k, r) in written.iter().enumerate() {
-        let (pi, i) = last[*r as usize];
-        let Part::Write { data, .. } = &parts[pi as usize] else { unreachable!("recorded from a write part") };
-        let i = i as usize * row_bytes;
-        buf.bytes_mut()[k * row_bytes..(k + 1) * row_bytes].copy_from_slice(&data.bytes()[i..i + row_bytes]);
+        buf.bytes_mut()[offsets[k] as usize..offsets[k + 1] as usize].copy_from_slice(source(*r));
     }
     let mut out = Vec::new();
     if !deleted.is_empty() {
         out.push(Part::Delete { rows: Rows::from_vec(deleted) });
     }
     if !written.is_empty() {
-        out.push(Part::Write { rows: Rows::from_vec(written), data: Arc::new(buf) });
+        let (rows, data) = (Rows::from_vec(written), Arc::new(buf));
+        out.push(if arrays {
+            Part::WriteArray { rows, data, offsets: offsets.into() }
+        } else {
+            Part::Write { rows, data }
+        });
     }
     out
 }
@@ -635,6 +753,26 @@ fn apply(part: &Part, buf: &mut Buf, live: &mut RowSet, row_bytes: usize) {
             }
             live.insert_rows(rows);
         }
+        Part::WriteArray { .. } => unreachable!("array parts are folded by apply_array"),
+        Part::Delete { rows } => live.remove_rows(rows),
+    }
+}
+
+fn apply_array(part: &Part, index: &mut ArrayIndex, live: &mut RowSet) {
+    match part {
+        Part::WriteArray { rows, data, offsets } => {
+            let buf = index.bufs.len() as u32;
+            index.bufs.push(data.clone());
+            for i in 0..rows.len() {
+                let row = rows.get(i) as usize;
+                if row >= index.refs.len() {
+                    index.refs.resize(row + 1, ArrayRef::default());
+                }
+                index.refs[row] = ArrayRef { buf, start: offsets[i], len: offsets[i + 1] - offsets[i] };
+            }
+            live.insert_rows(rows);
+        }
+        Part::Write { .. } => unreachable!("fixed parts are folded by apply"),
         Part::Delete { rows } => live.remove_rows(rows),
     }
 }
@@ -697,22 +835,34 @@ mod tests {
         best.and_then(|(_, i)| events[i].1)
     }
 
-    fn column_with(max_versions: usize) -> Column {
-        Column::new(Storage { dtype: DType::U32, kind: ValueKind::Fixed }, max_versions)
+    fn column_with(max_versions: usize, kind: ValueKind) -> Column {
+        Column::new(Storage { dtype: DType::U32, kind }, max_versions)
     }
 
     fn column() -> Column {
-        column_with(1000)
+        column_with(1000, ValueKind::Fixed)
+    }
+
+    /// What a row holds for a model value `v`: `[v]` for fixed columns,
+    /// `v % 3` copies of `v` for array columns (so some rows are empty).
+    fn expected(v: Option<u32>, kind: ValueKind) -> Option<Vec<u32>> {
+        v.map(|v| match kind {
+            ValueKind::Fixed => vec![v],
+            ValueKind::Array => vec![v; (v % 3) as usize],
+        })
     }
 
     fn prim(row: u32) -> PrimPath {
         PrimPath::from_raw(u64::from(row) + 1).unwrap()
     }
 
-    fn row_value(image: &Image, row: u32) -> Option<u32> {
+    fn row_value(image: &Image, row: u32) -> Option<Vec<u32>> {
         (row < image.nrows && image.live.contains(row)).then(|| {
-            let b = &image.data.bytes()[row as usize * 4..row as usize * 4 + 4];
-            u32::from_le_bytes(b.try_into().unwrap())
+            let b = match &image.arrays {
+                Some(arrays) => arrays.bytes(arrays.refs[row as usize]),
+                None => &image.data.bytes()[row as usize * 4..row as usize * 4 + 4],
+            };
+            b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
         })
     }
 
@@ -728,6 +878,11 @@ mod tests {
         fn column_matches_model_with_merging(steps in prop::collection::vec(step(), 1..60), cap in 2usize..4) {
             run_model(&steps, cap)?;
         }
+
+        #[test]
+        fn array_column_matches_model(steps in prop::collection::vec(step(), 1..60), cap in prop_oneof![Just(2usize), Just(1000)]) {
+            run_model_of(&steps, cap, ValueKind::Array)?;
+        }
     }
 
     /// Runs `steps` against the model. With a small `max_versions`, unsealed
@@ -737,16 +892,20 @@ mod tests {
     /// same row), so with merging on, steps breaking it are skipped, as the
     /// stage rejects them.
     fn run_model(steps: &[Step], max_versions: usize) -> Result<(), TestCaseError> {
+        run_model_of(steps, max_versions, ValueKind::Fixed)
+    }
+
+    fn run_model_of(steps: &[Step], max_versions: usize, kind: ValueKind) -> Result<(), TestCaseError> {
         let admission = max_versions < 1000;
         let blocked = |model: &Model, rows: &[u32], ordinal: u64| {
             admission && rows.iter().any(|r| model.get(r).is_some_and(|ev| ev.iter().any(|(o, _)| *o > ordinal)))
         };
-        let col = column_with(max_versions);
+        let col = column_with(max_versions, kind);
         let mut model: Model = BTreeMap::new();
         let mut sealed = 0u64; // everything at or below is sealed
         let mut frontier = 0u64; // trimmed to here
         let mut base = 0u64; // ordinals of new writes are above this
-        let mut held: Vec<(Arc<Image>, Vec<Option<u32>>)> = Vec::new();
+        let mut held: Vec<(Arc<Image>, Vec<Option<Vec<u32>>>)> = Vec::new();
         for step in steps.iter().cloned() {
             match step {
                 Step::Write { ordinal, rows, value } => {
@@ -756,19 +915,26 @@ mod tests {
                     }
                     let mut g = col.lock();
                     let rows = g.assign_rows(rows.iter().map(|r| prim(*r)));
-                    let mut buf = Buf::zeroed(rows.len() * 4);
-                    for (i, _) in (0..rows.len()).enumerate() {
-                        buf.bytes_mut()[i * 4..i * 4 + 4].copy_from_slice(&(value + i as u32).to_le_bytes());
-                    }
+                    let contents: Vec<Vec<u32>> =
+                        (0..rows.len()).map(|i| expected(Some(value + i as u32), kind).unwrap()).collect();
+                    let flat: Vec<u32> = contents.iter().flatten().copied().collect();
+                    let mut buf = Buf::zeroed(flat.len() * 4);
+                    buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&flat));
                     for i in 0..rows.len() {
                         let r = g.prim_of(rows.get(i)).get() as u32 - 1;
                         model.entry(r).or_default().push((ordinal, Some(value + i as u32)));
                     }
-                    g.publish(
-                        ordinal,
-                        Part::Write { rows, data: Arc::new(buf) },
-                        MergeBound { floor: sealed, below: u64::MAX },
-                    );
+                    let part = match kind {
+                        ValueKind::Fixed => Part::Write { rows, data: Arc::new(buf) },
+                        ValueKind::Array => {
+                            let mut offsets = vec![0u64];
+                            for c in &contents {
+                                offsets.push(offsets.last().unwrap() + c.len() as u64 * 4);
+                            }
+                            Part::WriteArray { rows, data: Arc::new(buf), offsets: offsets.into() }
+                        }
+                    };
+                    g.publish(ordinal, part, MergeBound { floor: sealed, below: u64::MAX });
                 }
                 Step::Delete { ordinal, rows } => {
                     let ordinal = base + 1 + ordinal;
@@ -814,7 +980,7 @@ mod tests {
                     Snapshot::Image { image, .. } => {
                         for p in 0..12u32 {
                             let got = g.row_of(prim(p)).and_then(|r| row_value(&image, r));
-                            prop_assert_eq!(got, state_at(&model, p, at), "row {} at {}", p, at);
+                            prop_assert_eq!(got, expected(state_at(&model, p, at), kind), "row {} at {}", p, at);
                         }
                     }
                     Snapshot::Empty => {
@@ -851,7 +1017,7 @@ mod tests {
             drop(g);
             // Held images never change.
             for (image, expect) in &held {
-                let now: Vec<Option<u32>> = (0..12u32).map(|r| row_value(image, r)).collect();
+                let now: Vec<Option<Vec<u32>>> = (0..12u32).map(|r| row_value(image, r)).collect();
                 prop_assert_eq!(&now, expect);
             }
         }
