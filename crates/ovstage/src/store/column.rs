@@ -856,7 +856,10 @@ mod tests {
         PrimPath::from_raw(u64::from(row) + 1).unwrap()
     }
 
-    fn row_value(image: &Image, row: u32) -> Option<Vec<u32>> {
+    /// What a row holds (`None`: not live).
+    type RowContents = Option<Vec<u32>>;
+
+    fn row_value(image: &Image, row: u32) -> RowContents {
         (row < image.nrows && image.live.contains(row)).then(|| {
             let b = match &image.arrays {
                 Some(arrays) => arrays.bytes(arrays.refs[row as usize]),
@@ -905,7 +908,7 @@ mod tests {
         let mut sealed = 0u64; // everything at or below is sealed
         let mut frontier = 0u64; // trimmed to here
         let mut base = 0u64; // ordinals of new writes are above this
-        let mut held: Vec<(Arc<Image>, Vec<Option<Vec<u32>>>)> = Vec::new();
+        let mut held: Vec<(Arc<Image>, Vec<RowContents>)> = Vec::new();
         for step in steps.iter().cloned() {
             match step {
                 Step::Write { ordinal, rows, value } => {
@@ -1017,7 +1020,7 @@ mod tests {
             drop(g);
             // Held images never change.
             for (image, expect) in &held {
-                let now: Vec<Option<Vec<u32>>> = (0..12u32).map(|r| row_value(image, r)).collect();
+                let now: Vec<RowContents> = (0..12u32).map(|r| row_value(image, r)).collect();
                 prop_assert_eq!(&now, expect);
             }
         }
