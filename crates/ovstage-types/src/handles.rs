@@ -72,6 +72,11 @@ handle!(
     "ordinal query handle"
 );
 handle!(
+    /// An enqueued hierarchy lookup (parent / children / siblings).
+    HierarchyHandle,
+    "hierarchy handle"
+);
+handle!(
     /// Identity of one fetched read group, for `release_group`.
     ReadGroupId,
     "read group"

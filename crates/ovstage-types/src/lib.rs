@@ -19,9 +19,10 @@ mod status;
 pub use dtype::{DType, DTypeCode};
 pub use error::{Error, ErrorContext, Result};
 pub use handles::{
-    MapHandle, OrdinalQueryHandle, PathList, PrimPath, QueryHandle, QueryResultId, ReadGroupId, ReadHandle, Token,
+    HierarchyHandle, MapHandle, OrdinalQueryHandle, PathList, PrimPath, QueryHandle, QueryResultId, ReadGroupId,
+    ReadHandle, Token,
 };
-pub use modes::{AdmissionPolicy, AttributeMode, PrimMode, Scope};
+pub use modes::{AdmissionPolicy, AttributeMode, HierarchyRelation, PrimMode, Scope};
 pub use op::{OpId, Timeout};
 pub use ordinal::{Ordinal, OrdinalRange};
 pub use semantic::Semantic;

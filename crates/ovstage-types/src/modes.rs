@@ -126,3 +126,41 @@ mod tests {
         assert_eq!(Scope::from_raw(3), None);
     }
 }
+
+/// Which relation a hierarchy lookup returns for each prim.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum HierarchyRelation {
+    /// The parent prim (none for a root, or when no prim exists at the
+    /// parent path).
+    Parent = 0,
+    /// The direct child prims.
+    Children = 1,
+    /// The other children of the parent prim.
+    Siblings = 2,
+}
+
+impl HierarchyRelation {
+    /// The relation for a raw contract value.
+    pub const fn from_raw(raw: u32) -> Option<HierarchyRelation> {
+        match raw {
+            0 => Some(HierarchyRelation::Parent),
+            1 => Some(HierarchyRelation::Children),
+            2 => Some(HierarchyRelation::Siblings),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod relation_tests {
+    use super::*;
+
+    #[test]
+    fn relation_values() {
+        for r in [HierarchyRelation::Parent, HierarchyRelation::Children, HierarchyRelation::Siblings] {
+            assert_eq!(HierarchyRelation::from_raw(r as u32), Some(r));
+        }
+        assert_eq!(HierarchyRelation::from_raw(3), None);
+    }
+}

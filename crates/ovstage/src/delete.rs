@@ -9,6 +9,7 @@ use smallvec::SmallVec;
 
 use crate::api::AttrRef;
 use crate::family::Family;
+use crate::metadata;
 use crate::stage::{QueryState, Stage, StageInner, lock};
 use crate::store::column::{Column, MergeBound, Part};
 use crate::store::rows::Rows;
@@ -93,7 +94,11 @@ impl StageInner {
         }
         let mut families: Vec<Arc<Family>> = Vec::with_capacity(attributes.len());
         for a in attributes {
-            let family = self.family(self.attr_token(*a, CALL)?)?;
+            let token = self.attr_token(*a, CALL)?;
+            if let Some(r) = self.reserved.lookup(token) {
+                metadata::check_delete(r, CALL)?;
+            }
+            let family = self.family(token)?;
             if !families.iter().any(|f| Arc::ptr_eq(f, &family)) {
                 families.push(family);
             }
@@ -158,7 +163,7 @@ impl StageInner {
             let mut table = lock(&self.prims);
             for p in q.prims.iter() {
                 if table.is_live(*p) {
-                    table.remove(*p, ordinal);
+                    table.remove(*p);
                 }
             }
         }

@@ -335,7 +335,6 @@ impl ReadGroup {
     /// `(index in the path list, row of `T` values)` for each covered prim.
     pub fn rows<T: Element>(&self) -> Result<Vec<(u32, &[T])>> {
         let Some(data) = &self.data else { return Ok(Vec::new()) };
-        data.values::<T>()?;
-        Ok((0..self.len()).map(|i| (self.prims.list_index(i), bytemuck::cast_slice(data.row(i)))).collect())
+        (0..self.len()).map(|i| Ok((self.prims.list_index(i), typed(data.row(i), data.dtype)?))).collect()
     }
 }

@@ -36,6 +36,8 @@ mod family;
 mod floor;
 mod group;
 mod handles;
+mod hierarchy;
+mod metadata;
 mod paths;
 mod prims;
 mod read;
@@ -49,6 +51,7 @@ mod write;
 pub use api::{AttrRef, AttributeWrite, Enqueued, FloorScope, Selection, WriteData};
 pub use config::StageConfig;
 pub use group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup, TensorView};
+pub use hierarchy::{HierarchyItem, HierarchyResult};
 pub use paths::PathDictionary;
 pub use schema::{Schema, ValueKind};
 pub use stage::{Stage, StoreStats};
@@ -56,7 +59,7 @@ pub use tensor::{Element, HostBytes, Tensor};
 
 pub use ovstage_sched::{Lanes, WaitError};
 pub use ovstage_types::{
-    AdmissionPolicy, AttributeMode, DType, DTypeCode, Error, ErrorContext, MapHandle, OpId, Ordinal,
-    OrdinalQueryHandle, OrdinalRange, PathList, PrimMode, PrimPath, QueryHandle, QueryResultId, ReadGroupId,
-    ReadHandle, Result, Scope, Semantic, Status, Timeout, Token,
+    AdmissionPolicy, AttributeMode, DType, DTypeCode, Error, ErrorContext, HierarchyHandle, HierarchyRelation,
+    MapHandle, OpId, Ordinal, OrdinalQueryHandle, OrdinalRange, PathList, PrimMode, PrimPath, QueryHandle,
+    QueryResultId, ReadGroupId, ReadHandle, Result, Scope, Semantic, Status, Timeout, Token,
 };

@@ -5,15 +5,21 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use ovstage_sched::{Failure, Job, OpSpec, Order};
 use ovstage_types::{
-    Error, OpId, Ordinal, OrdinalRange, QueryHandle, ReadGroupId, ReadHandle, Result, Status, Timeout,
+    DType, Error, OpId, Ordinal, OrdinalRange, QueryHandle, ReadGroupId, ReadHandle, Result, Semantic, Status, Timeout,
+    Token,
 };
+use smallvec::SmallVec;
+use std::sync::atomic::Ordering;
 
 use crate::api::{AttrRef, Enqueued};
 use crate::family::Family;
 use crate::group::{AttributeMeta, GroupData, GroupKind, Layout, PrimGroup, ReadGroup};
+use crate::metadata::{self, Reserved};
 use crate::schema::{Schema, ValueKind};
 use crate::stage::{QueryState, Stage, StageInner, lock};
-use crate::store::column::{Column, Image, RowMap, Snapshot};
+use crate::store::buf::Buf;
+use crate::store::column::{ArrayIndex, ArrayRef, Column, Image, RowMap, Snapshot};
+use crate::store::rows::RowSet;
 
 const CALL: &str = "read_attributes";
 
@@ -25,13 +31,22 @@ pub(crate) struct ReadState {
     groups: Mutex<VecDeque<ReadGroup>>,
 }
 
-/// One attribute of a read, with the ordinal its values are taken at.
-struct ReadTarget {
-    family: Arc<Family>,
-    /// `min(requested end, submitted floor at enqueue)`: everything at or
+/// One attribute of a read.
+enum ReadTarget {
+    /// A recorded attribute, with the ordinal its values are taken at:
+    /// `min(requested end, submitted floor at enqueue)`. Everything at or
     /// below it is sealed once the read runs (it runs after the advances
     /// submitted before it), so the result does not depend on timing.
-    end: u64,
+    Column { family: Arc<Family>, end: u64 },
+    /// `usd-path`, `usd-parent` or `usd-children`, derived from the prims
+    /// when the read runs.
+    Derived { reserved: Reserved, token: Token },
+}
+
+/// An attribute named by a read, before its floor is known.
+enum Requested {
+    Column(Arc<Family>),
+    Derived(Reserved, Token),
 }
 
 /// Query elements selected for a group: `(element index, row)`.
@@ -101,11 +116,16 @@ impl StageInner {
         range: OrdinalRange,
     ) -> Result<Enqueued<ReadHandle>> {
         let q = self.query(query, CALL)?;
-        let mut families = Vec::with_capacity(attributes.len());
+        let mut requested = Vec::with_capacity(attributes.len());
         for a in attributes {
             let token = self.attr_token(*a, CALL)?;
-            if let Some(f) = self.existing_family(token) {
-                families.push(f);
+            match self.reserved.lookup(token) {
+                Some(r) if r.is_derived() => {
+                    metadata::check_read(r, CALL)?;
+                    requested.push(Requested::Derived(r, token));
+                }
+                // Reading an attribute no prim carries yields no groups.
+                _ => requested.extend(self.existing_family(token).map(Requested::Column)),
             }
         }
         let end = range.end().get();
@@ -134,8 +154,15 @@ impl StageInner {
         });
         let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key);
         let op = self.sched.submit_checked(&spec, job, || -> Result<()> {
-            let mut chosen = Vec::with_capacity(families.len());
-            for f in &families {
+            let mut chosen = Vec::with_capacity(requested.len());
+            for r in &requested {
+                let f = match r {
+                    Requested::Derived(reserved, token) => {
+                        chosen.push(ReadTarget::Derived { reserved: *reserved, token: *token });
+                        continue;
+                    }
+                    Requested::Column(f) => f,
+                };
                 let floor = self.submitted_floor(f);
                 if end > floor {
                     let bits = q.prim_bits();
@@ -159,7 +186,7 @@ impl StageInner {
                         });
                     }
                 }
-                chosen.push(ReadTarget { family: f.clone(), end: end.min(floor) });
+                chosen.push(ReadTarget::Column { family: f.clone(), end: end.min(floor) });
             }
             *lock(&targets) = chosen;
             Ok(())
@@ -173,13 +200,24 @@ impl StageInner {
         let mut values = Vec::new();
         let mut tombstones = Vec::new();
         for t in targets {
-            let floor = Ordinal(self.committed_floor(&t.family));
-            for column in t.family.columns() {
-                let ctx = GroupCtx { q, family: &t.family, column: &column, floor };
+            let (family, end) = match t {
+                ReadTarget::Column { family, end } => (family, *end),
+                ReadTarget::Derived { reserved, token } => {
+                    // Derived attributes keep no change history: a range
+                    // read reports them as never changed.
+                    if let OrdinalRange::Snapshot { end } = range {
+                        values.extend(self.derived_group(q, *reserved, *token, end));
+                    }
+                    continue;
+                }
+            };
+            let floor = Ordinal(self.committed_floor(family));
+            for column in family.columns() {
+                let ctx = GroupCtx { q, family, column: &column, floor };
                 match range {
-                    OrdinalRange::Snapshot { .. } => self.snapshot_groups(&ctx, t.end, &mut values)?,
+                    OrdinalRange::Snapshot { .. } => self.snapshot_groups(&ctx, end, &mut values)?,
                     OrdinalRange::Changes { start, .. } => {
-                        self.change_groups(&ctx, start.get(), t.end, &mut values, &mut tombstones)?;
+                        self.change_groups(&ctx, start.get(), end, &mut values, &mut tombstones)?;
                     }
                 }
             }
@@ -342,6 +380,89 @@ impl StageInner {
             strides,
         };
         self.group(ctx, ordinal, generation, GroupKind::Values, prims, Some(data))
+    }
+}
+
+impl StageInner {
+    /// A group of `usd-path`, `usd-parent` or `usd-children` for the query's
+    /// prims that have a value, built from the prims as they are now.
+    fn derived_group(&self, q: &QueryState, reserved: Reserved, token: Token, end: Ordinal) -> Option<ReadGroup> {
+        let prims = lock(&self.prims);
+        let mut picks: Picks = Vec::new();
+        let mut ids: Vec<u64> = Vec::new();
+        let mut offsets: Vec<u64> = vec![0];
+        for (i, p) in q.prims.iter().enumerate() {
+            if !prims.is_live(*p) {
+                continue;
+            }
+            match reserved {
+                Reserved::Path => ids.push(p.get()),
+                Reserved::Parent => match prims.parent(*p) {
+                    Some(parent) => ids.push(parent.get()),
+                    None => continue,
+                },
+                Reserved::Children => {
+                    let children = prims.children(*p);
+                    if children.is_empty() {
+                        continue;
+                    }
+                    ids.extend(children.iter().map(|c| c.get()));
+                    offsets.push(ids.len() as u64 * 8);
+                }
+                _ => unreachable!("only derived attributes are read here"),
+            }
+            picks.push((i as u32, picks.len() as u32));
+        }
+        drop(prims);
+        if picks.is_empty() {
+            return None;
+        }
+        let mut buf = Buf::zeroed(ids.len() * 8);
+        buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&ids));
+        let buf = Arc::new(buf);
+        let nrows = picks.len() as u32;
+        let (image, layout, is_array) = if reserved == Reserved::Children {
+            let refs =
+                offsets.windows(2).map(|w| ArrayRef { buf: 0, start: w[0], len: w[1] - w[0] }).collect::<Vec<_>>();
+            let layout = Layout::Array { rows: refs.clone().into() };
+            let arrays = ArrayIndex { bufs: vec![buf], refs };
+            (
+                Image { data: Arc::new(Buf::zeroed(0)), arrays: Some(arrays), live: RowSet::full(nrows), nrows },
+                layout,
+                true,
+            )
+        } else {
+            let layout = Layout::Fixed { byte_offset: 0, rows: u64::from(nrows), row_bytes: 8, index_map: None };
+            (Image { data: buf, arrays: None, live: RowSet::full(nrows), nrows }, layout, false)
+        };
+        let (shape, strides) = if is_array {
+            Default::default()
+        } else {
+            let shape = SmallVec::from_slice(&[u64::from(nrows)]);
+            let strides = Schema::strides(&shape);
+            (shape, strides)
+        };
+        let floor = self
+            .existing_family(token)
+            .map_or_else(|| self.floors.base_committed.load(Ordering::Acquire), |f| self.committed_floor(&f));
+        Some(ReadGroup {
+            id: ReadGroupId::from_raw(self.next_group_id()).expect("ids start at 1"),
+            attribute: token,
+            ordinal: end,
+            kind: GroupKind::Values,
+            semantic: Semantic::None,
+            prims: prim_group(q, &picks),
+            data: Some(GroupData {
+                image: Arc::new(image),
+                dtype: DType::U64,
+                components: SmallVec::new(),
+                layout,
+                shape,
+                strides,
+            }),
+            meta: AttributeMeta { write_floor: Ordinal(floor), layout_generation: 0 },
+            is_array,
+        })
     }
 }
 

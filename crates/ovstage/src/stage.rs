@@ -13,6 +13,8 @@ use crate::config::StageConfig;
 use crate::family::Family;
 use crate::floor::OrdinalQueryState;
 use crate::handles::HandleTable;
+use crate::hierarchy::HierarchyState;
+use crate::metadata::ReservedTokens;
 use crate::paths::PathDictionary;
 use crate::prims::PrimTable;
 use crate::read::ReadState;
@@ -103,6 +105,8 @@ pub(crate) struct StageInner {
     pub(crate) queries: HandleTable<Arc<QueryState>>,
     pub(crate) reads: HandleTable<Arc<ReadState>>,
     pub(crate) ordinal_queries: HandleTable<Arc<OrdinalQueryState>>,
+    pub(crate) hierarchies: HandleTable<Arc<HierarchyState>>,
+    pub(crate) reserved: ReservedTokens,
     next_key: AtomicU64,
     next_group: AtomicU64,
 }
@@ -166,11 +170,14 @@ impl Stage {
         let name = name.into();
         let sched =
             Scheduler::new(&SchedulerConfig { lanes: config.lanes, thread_name: Some(format!("ovstage-{name}")) });
+        let paths = PathDictionary::new();
+        let reserved = ReservedTokens::intern(&paths);
         Stage {
             inner: Arc::new(StageInner {
                 name,
                 config,
-                paths: PathDictionary::new(),
+                paths,
+                reserved,
                 sched,
                 families: RwLock::new(FamilyMap::default()),
                 prims: Mutex::new(PrimTable::default()),
@@ -178,6 +185,7 @@ impl Stage {
                 queries: HandleTable::new(),
                 reads: HandleTable::new(),
                 ordinal_queries: HandleTable::new(),
+                hierarchies: HandleTable::new(),
                 next_key: AtomicU64::new(1),
                 next_group: AtomicU64::new(1),
             }),
@@ -289,7 +297,7 @@ impl Stage {
             }
         }
         stats.tracked_ops = inner.sched.tracked_ops();
-        stats.handles = inner.queries.len() + inner.reads.len() + inner.ordinal_queries.len();
+        stats.handles = inner.queries.len() + inner.reads.len() + inner.ordinal_queries.len() + inner.hierarchies.len();
         stats.prims = lock(&inner.prims).live_count();
         stats
     }

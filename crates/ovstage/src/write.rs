@@ -12,6 +12,7 @@ use smallvec::SmallVec;
 
 use crate::api::{AttrRef, AttributeWrite, WriteData};
 use crate::family::{Family, UnsealedLog, prim_bit};
+use crate::metadata::{self, Reserved};
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{QueryState, Stage, StageInner, lock};
 use crate::store::buf::Buf;
@@ -228,7 +229,8 @@ impl StageInner {
             if entries.iter().any(|e: &PreparedWrite| Arc::ptr_eq(&e.family, &family)) {
                 return Err(ctx.err(Status::InvalidArgument, "the batch names this attribute twice"));
             }
-            entries.push(self.prepare_entry(&q, family, w.data, &ctx)?);
+            let reserved = self.reserved.lookup(token);
+            entries.push(self.prepare_entry(&q, family, reserved, w.data, &ctx)?);
         }
         let cells = Cells::Keys(entries.iter().map(|e| e.family.id).collect::<SmallVec<_>>());
         // INSERT depends on which prims exist when it runs: order it with
@@ -256,6 +258,7 @@ impl StageInner {
         &self,
         q: &QueryState,
         family: Arc<Family>,
+        reserved: Option<Reserved>,
         data: WriteData,
         ctx: &Ctx<'_>,
     ) -> Result<PreparedWrite> {
@@ -269,6 +272,10 @@ impl StageInner {
         let (transport, plan) =
             transport::plan(q.prims.len(), values, selection).map_err(|m| ctx.err(Status::InvalidArgument, m))?;
         let storage = transport.storage();
+        let semantic = match reserved {
+            Some(r) => metadata::check_write(r, ctx.call, storage, semantic)?,
+            None => semantic,
+        };
         check_semantic(semantic, storage).map_err(|e| ctx.err(e.status(), e.message()))?;
         let entry = PreparedWrite { family, storage, semantic, transport, plan };
         // Schema conflicts provable from committed state (nothing pending on
@@ -372,7 +379,7 @@ impl StageInner {
         }
         for p in create {
             if !table.is_live(p) {
-                table.create(p, ordinal);
+                table.create(p, self.paths.parent(p).ok().flatten());
             }
         }
         if targets.iter().any(|t| Arc::ptr_eq(&t.prims, &q.prims)) {
