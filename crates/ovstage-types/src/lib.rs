@@ -22,7 +22,7 @@ pub use handles::{
     HierarchyHandle, MapHandle, OrdinalQueryHandle, PathList, PrimPath, QueryHandle, QueryResultId, ReadGroupId,
     ReadHandle, Token,
 };
-pub use modes::{AdmissionPolicy, AttributeMode, HierarchyRelation, PrimMode, Scope};
+pub use modes::{AdmissionPolicy, AttributeMode, FilterOp, HierarchyRelation, PrimMode, Scope};
 pub use op::{OpId, Timeout};
 pub use ordinal::{Ordinal, OrdinalRange};
 pub use semantic::Semantic;

@@ -164,3 +164,69 @@ mod relation_tests {
         assert_eq!(HierarchyRelation::from_raw(3), None);
     }
 }
+
+/// How a filter predicate tests an attribute.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum FilterOp {
+    /// The prim carries the attribute.
+    Has = 0,
+    /// The value is one of the given values.
+    In = 1,
+    /// The composite value contains one of the given values.
+    Contains = 2,
+    /// The string value starts with one of the given values (bytes).
+    Prefix = 3,
+    /// Less than.
+    Lt = 4,
+    /// Less than or equal.
+    Le = 5,
+    /// Greater than.
+    Gt = 6,
+    /// Greater than or equal.
+    Ge = 7,
+}
+
+impl FilterOp {
+    /// The operator for a raw contract value.
+    pub const fn from_raw(raw: u32) -> Option<FilterOp> {
+        Some(match raw {
+            0 => FilterOp::Has,
+            1 => FilterOp::In,
+            2 => FilterOp::Contains,
+            3 => FilterOp::Prefix,
+            4 => FilterOp::Lt,
+            5 => FilterOp::Le,
+            6 => FilterOp::Gt,
+            7 => FilterOp::Ge,
+            _ => return None,
+        })
+    }
+
+    /// The contract's name without prefix, e.g. `PREFIX`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FilterOp::Has => "HAS",
+            FilterOp::In => "IN",
+            FilterOp::Contains => "CONTAINS",
+            FilterOp::Prefix => "PREFIX",
+            FilterOp::Lt => "LT",
+            FilterOp::Le => "LE",
+            FilterOp::Gt => "GT",
+            FilterOp::Ge => "GE",
+        }
+    }
+}
+
+#[cfg(test)]
+mod filter_tests {
+    use super::*;
+
+    #[test]
+    fn filter_op_values() {
+        for raw in 0..8 {
+            assert_eq!(FilterOp::from_raw(raw).map(|o| o as u32), Some(raw));
+        }
+        assert_eq!(FilterOp::from_raw(8), None);
+    }
+}

@@ -10,7 +10,8 @@ use smallvec::SmallVec;
 use crate::api::AttrRef;
 use crate::family::Family;
 use crate::metadata;
-use crate::stage::{QueryState, Stage, StageInner, lock};
+use crate::query::QueryState;
+use crate::stage::{Stage, StageInner, lock};
 use crate::store::column::{Column, MergeBound, Part};
 use crate::store::rows::Rows;
 use crate::write::{Ctx, Targets};
@@ -47,7 +48,7 @@ impl StageInner {
     fn enqueue_delete(self: &Arc<Self>, query: QueryHandle, attributes: &[AttrRef<'_>], ordinal: u64) -> Result<OpId> {
         let q = self.query(query, CALL)?;
         let q_check = q.clone();
-        let prims = q.prims.clone();
+        let prims = q.ready().map(|r| r.prims.clone());
         let owner = self.clone();
         // A delete removes what exists when it runs: order it with every
         // mutation of what it touches.
@@ -87,7 +88,7 @@ impl StageInner {
                 }
                 let floors = families.iter().map(|f| (f.id, self.submitted_floor(f))).collect();
                 *lock(&target) = Some(Target::Prims { floors, base });
-                lock(&self.floors.unsealed_all).push(ordinal, Some(prims.clone()));
+                lock(&self.floors.unsealed_all).push(ordinal, prims.clone());
                 self.floors.pending_all.add(ordinal);
                 Ok(())
             });
@@ -125,6 +126,7 @@ impl StageInner {
     }
 
     fn apply_delete(&self, q: &QueryState, target: &Target, ordinal: u64) -> std::result::Result<(), Failure> {
+        q.at_execution()?;
         let families = match target {
             Target::Attributes(f) => f.clone(),
             Target::Prims { .. } => self.all_families(),
@@ -136,7 +138,7 @@ impl StageInner {
             for column in family.columns() {
                 let guard = column.lock();
                 let rows: Vec<u32> =
-                    q.prims.iter().filter_map(|p| guard.row_of(*p)).filter(|r| guard.live_at_latest(*r)).collect();
+                    q.prims().iter().filter_map(|p| guard.row_of(*p)).filter(|r| guard.live_at_latest(*r)).collect();
                 if rows.is_empty() {
                     continue;
                 }
@@ -161,7 +163,7 @@ impl StageInner {
         }
         if matches!(target, Target::Prims { .. }) {
             let mut table = lock(&self.prims);
-            for p in q.prims.iter() {
+            for p in q.prims().iter() {
                 if table.is_live(*p) {
                     table.remove(*p);
                 }

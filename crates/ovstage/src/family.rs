@@ -75,16 +75,19 @@ impl UnsealedLog {
     }
 
     /// The first entry in `(after, through]` overlapping the prims in
-    /// `bits` (a bitset over prim indices): its ordinal and a prim in
-    /// common (`None` when the entry's prims are unknown).
-    pub(crate) fn overlap(&self, after: u64, through: u64, bits: &RowSet) -> Option<(u64, Option<PrimPath>)> {
+    /// `bits` (a bitset over prim indices; `None`: every prim): its ordinal
+    /// and a prim in common (`None` when either side's prims are unknown).
+    pub(crate) fn overlap(&self, after: u64, through: u64, bits: Option<&RowSet>) -> Option<(u64, Option<PrimPath>)> {
         if after >= through {
             return None;
         }
         self.by_ordinal.range(after + 1..=through).find_map(|(ordinal, entries)| {
-            entries.iter().find_map(|prims| match prims {
-                Some(prims) => prims.iter().find(|p| bits.contains(prim_bit(**p))).map(|p| (*ordinal, Some(*p))),
-                None => Some((*ordinal, None)),
+            entries.iter().find_map(|prims| match (prims, bits) {
+                (Some(prims), Some(bits)) => {
+                    prims.iter().find(|p| bits.contains(prim_bit(**p))).map(|p| (*ordinal, Some(*p)))
+                }
+                (Some(prims), None) => prims.first().map(|p| (*ordinal, Some(*p))),
+                (None, _) => Some((*ordinal, None)),
             })
         })
     }

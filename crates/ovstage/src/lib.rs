@@ -40,6 +40,7 @@ mod hierarchy;
 mod metadata;
 mod paths;
 mod prims;
+mod query;
 mod read;
 mod schema;
 mod stage;
@@ -53,13 +54,14 @@ pub use config::StageConfig;
 pub use group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup, TensorView};
 pub use hierarchy::{HierarchyItem, HierarchyResult};
 pub use paths::PathDictionary;
+pub use query::{Predicate, QueryResult};
 pub use schema::{Schema, ValueKind};
 pub use stage::{Stage, StoreStats};
 pub use tensor::{Element, HostBytes, Tensor};
 
 pub use ovstage_sched::{Lanes, WaitError};
 pub use ovstage_types::{
-    AdmissionPolicy, AttributeMode, DType, DTypeCode, Error, ErrorContext, HierarchyHandle, HierarchyRelation,
-    MapHandle, OpId, Ordinal, OrdinalQueryHandle, OrdinalRange, PathList, PrimMode, PrimPath, QueryHandle,
-    QueryResultId, ReadGroupId, ReadHandle, Result, Scope, Semantic, Status, Timeout, Token,
+    AdmissionPolicy, AttributeMode, DType, DTypeCode, Error, ErrorContext, FilterOp, HierarchyHandle,
+    HierarchyRelation, MapHandle, OpId, Ordinal, OrdinalQueryHandle, OrdinalRange, PathList, PrimMode, PrimPath,
+    QueryHandle, QueryResultId, ReadGroupId, ReadHandle, Result, Scope, Semantic, Status, Timeout, Token,
 };

@@ -15,8 +15,9 @@ use crate::api::{AttrRef, Enqueued};
 use crate::family::Family;
 use crate::group::{AttributeMeta, GroupData, GroupKind, Layout, PrimGroup, ReadGroup};
 use crate::metadata::{self, Reserved};
+use crate::query::QueryState;
 use crate::schema::{Schema, ValueKind};
-use crate::stage::{QueryState, Stage, StageInner, lock};
+use crate::stage::{Stage, StageInner, lock};
 use crate::store::buf::Buf;
 use crate::store::column::{ArrayIndex, ArrayRef, Column, Image, RowMap, Snapshot};
 use crate::store::rows::RowSet;
@@ -129,7 +130,8 @@ impl StageInner {
             }
         }
         let end = range.end().get();
-        q.prim_bits();
+        // Built before the ordering lock is taken.
+        let _ = q.prim_bits();
         let targets: Arc<Mutex<Vec<ReadTarget>>> = Arc::default();
         let key = self.next_handle_key();
         let state = Arc::new(ReadState {
@@ -197,6 +199,7 @@ impl StageInner {
     }
 
     fn run_read(&self, q: &QueryState, targets: &[ReadTarget], range: OrdinalRange) -> Result<Vec<ReadGroup>> {
+        q.at_execution().map_err(|f| f.error)?;
         let mut values = Vec::new();
         let mut tombstones = Vec::new();
         for t in targets {
@@ -333,7 +336,7 @@ impl StageInner {
         let row_bytes = ctx.column.row_bytes;
         let (prims, layout) = match (selected, &image.arrays) {
             (Selected::Dense { start, len }, None) => (
-                PrimGroup { list: ctx.q.list, offset: 0, count: len, index_map: None },
+                PrimGroup { list: ctx.q.list(), offset: 0, count: len, index_map: None },
                 Layout::Fixed {
                     byte_offset: start as usize * row_bytes,
                     rows: u64::from(len),
@@ -342,7 +345,7 @@ impl StageInner {
                 },
             ),
             (Selected::Dense { start, len }, Some(arrays)) => (
-                PrimGroup { list: ctx.q.list, offset: 0, count: len, index_map: None },
+                PrimGroup { list: ctx.q.list(), offset: 0, count: len, index_map: None },
                 Layout::Array { rows: arrays.refs[start as usize..(start + len) as usize].into() },
             ),
             (Selected::Picks(picks), None) => {
@@ -391,7 +394,7 @@ impl StageInner {
         let mut picks: Picks = Vec::new();
         let mut ids: Vec<u64> = Vec::new();
         let mut offsets: Vec<u64> = vec![0];
-        for (i, p) in q.prims.iter().enumerate() {
+        for (i, p) in q.prims().iter().enumerate() {
             if !prims.is_live(*p) {
                 continue;
             }
@@ -501,7 +504,7 @@ fn prim_group(q: &QueryState, picks: &Picks) -> PrimGroup {
     let first = picks.first().map_or(0, |p| p.0);
     let contiguous = picks.iter().enumerate().all(|(i, p)| p.0 == first + i as u32);
     PrimGroup {
-        list: q.list,
+        list: q.list(),
         offset: if contiguous { first } else { 0 },
         count,
         index_map: (!contiguous).then(|| picks.iter().map(|p| p.0).collect()),

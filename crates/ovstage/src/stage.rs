@@ -2,11 +2,10 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-use ovstage_sched::{Failure, Job, OpSpec, Scheduler, SchedulerConfig, WaitError};
-use ovstage_types::{Error, OpId, PathList, PrimPath, QueryHandle, Result, Status, Timeout, Token};
-use smallvec::SmallVec;
+use ovstage_sched::{Scheduler, SchedulerConfig, WaitError};
+use ovstage_types::{Error, OpId, PrimPath, QueryHandle, Result, Status, Timeout, Token};
 
 use crate::api::AttrRef;
 use crate::config::StageConfig;
@@ -17,60 +16,8 @@ use crate::hierarchy::HierarchyState;
 use crate::metadata::ReservedTokens;
 use crate::paths::PathDictionary;
 use crate::prims::PrimTable;
+use crate::query::QueryState;
 use crate::read::ReadState;
-use crate::store::column::{Column, ColumnGuard, RowMap};
-use crate::store::rows::RowSet;
-
-/// A query: the prims reads, writes and deletes target.
-pub(crate) struct QueryState {
-    /// The scheduler's handle key.
-    pub(crate) key: u64,
-    pub(crate) list: PathList,
-    pub(crate) prims: Arc<[PrimPath]>,
-    prim_bits: OnceLock<RowSet>,
-    /// `removals + 1` of the prim table when every prim of the query was
-    /// last seen live (0: never).
-    live_at: AtomicU64,
-    /// Row maps per column, valid for one layout generation.
-    row_maps: Mutex<SmallVec<[(usize, u64, RowMap); 2]>>,
-}
-
-impl QueryState {
-    /// Whether every prim was seen live and none was removed since.
-    pub(crate) fn known_live(&self, removals: u64) -> bool {
-        self.live_at.load(Ordering::Acquire) == removals + 1
-    }
-
-    pub(crate) fn mark_live(&self, removals: u64) {
-        self.live_at.store(removals + 1, Ordering::Release);
-    }
-
-    /// The query's prims as a bitset over prim indices.
-    pub(crate) fn prim_bits(&self) -> &RowSet {
-        self.prim_bits.get_or_init(|| {
-            let mut bits = RowSet::new();
-            for p in self.prims.iter() {
-                bits.insert(crate::family::prim_bit(*p));
-            }
-            bits
-        })
-    }
-
-    /// The rows of the query's prims in `column` (cached per layout
-    /// generation), computed under the column's lock.
-    pub(crate) fn row_map(&self, column: &Arc<Column>, guard: &ColumnGuard<'_>) -> RowMap {
-        let id = Arc::as_ptr(column) as usize;
-        let generation = guard.layout_generation();
-        let mut cache = self.row_maps.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, _, map)) = cache.iter().find(|(c, g, _)| *c == id && *g == generation) {
-            return map.clone();
-        }
-        let map = guard.row_map(&self.prims);
-        cache.retain(|(c, _, _)| *c != id);
-        cache.push((id, generation, map.clone()));
-        map
-    }
-}
 
 #[derive(Default)]
 pub(crate) struct FamilyMap {
@@ -241,47 +188,6 @@ impl Stage {
     /// Forgets a completed op id.
     pub fn release_op(&self, op: OpId) -> Result<()> {
         self.inner.sched.release(op)
-    }
-
-    /// A query of exactly the prims in `list` (in its order, existing or
-    /// not). The query holds a reference to the list until it is released.
-    pub fn query_from_path_list(&self, list: PathList) -> Result<QueryHandle> {
-        let inner = &self.inner;
-        let prims = inner.paths.path_list_paths(list).map_err(|e| e.prefixed("query_from_path_list"))?;
-        inner.paths.add_path_list_reference(list)?;
-        let key = inner.next_handle_key();
-        let raw = inner.queries.insert_with(|_| {
-            Arc::new(QueryState {
-                key,
-                list,
-                prims,
-                prim_bits: OnceLock::new(),
-                live_at: AtomicU64::new(0),
-                row_maps: Mutex::new(SmallVec::new()),
-            })
-        });
-        Ok(QueryHandle::from_raw(raw).expect("handle tables never mint 0"))
-    }
-
-    /// The prims of a query.
-    pub fn query_prims(&self, query: QueryHandle) -> Result<Arc<[PrimPath]>> {
-        Ok(self.inner.query(query, "query_prims")?.prims.clone())
-    }
-
-    /// Releases a query handle once every op using it has run.
-    pub fn release_query(&self, query: QueryHandle) -> Result<OpId> {
-        let inner = &self.inner;
-        let state = inner
-            .queries
-            .remove(query.get())
-            .ok_or_else(|| Error::invalid_handle(format!("release_query: {query} is unknown or already released")))?;
-        let key = state.key;
-        let owner = inner.clone();
-        let job: Job = Box::new(move || {
-            owner.paths.release_path_list_reference(state.list).map_err(Failure::from)?;
-            Ok(())
-        });
-        Ok(inner.sched.submit(&OpSpec::independent().releasing(key), job))
     }
 
     /// What the store retains now.

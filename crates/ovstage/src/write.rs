@@ -13,13 +13,29 @@ use smallvec::SmallVec;
 use crate::api::{AttrRef, AttributeWrite, WriteData};
 use crate::family::{Family, UnsealedLog, prim_bit};
 use crate::metadata::{self, Reserved};
+use crate::query::QueryState;
 use crate::schema::{Storage, ValueKind};
-use crate::stage::{QueryState, Stage, StageInner, lock};
+use crate::stage::{Stage, StageInner, lock};
 use crate::store::buf::Buf;
 use crate::store::column::{Column, MergeBound, Part, RowMap};
 use crate::store::rows::RowSet;
 use crate::store::rows::Rows;
 use crate::transport::{self, ElementPlan, Transport, check_semantic};
+
+/// One entry of a write op: validated, or waiting for its query's prims.
+pub(crate) enum Entry {
+    Ready(PreparedWrite),
+    Deferred { family: Arc<Family>, reserved: Option<Reserved>, data: WriteData },
+}
+
+impl Entry {
+    fn family(&self) -> &Arc<Family> {
+        match self {
+            Entry::Ready(p) => &p.family,
+            Entry::Deferred { family, .. } => family,
+        }
+    }
+}
 
 /// One validated entry of a write op.
 pub(crate) struct PreparedWrite {
@@ -31,21 +47,35 @@ pub(crate) struct PreparedWrite {
 }
 
 /// The prims a mutation changes, as a list and as a bitset over prim
-/// indices (borrowed from the query when it is the whole query).
+/// indices (borrowed from the query when it is the whole query); both
+/// `None` when the query is not resolved yet (every prim, for admission).
 pub(crate) struct Targets<'a> {
-    pub(crate) prims: Arc<[PrimPath]>,
-    pub(crate) bits: Cow<'a, RowSet>,
+    pub(crate) prims: Option<Arc<[PrimPath]>>,
+    pub(crate) bits: Option<Cow<'a, RowSet>>,
 }
 
 impl<'a> Targets<'a> {
     pub(crate) fn whole(q: &'a QueryState) -> Targets<'a> {
-        Targets { prims: q.prims.clone(), bits: Cow::Borrowed(q.prim_bits()) }
+        Targets { prims: q.ready().map(|r| r.prims.clone()), bits: q.prim_bits().map(Cow::Borrowed) }
     }
 
     fn subset(prims: Vec<PrimPath>) -> Targets<'a> {
         let mut bits = RowSet::new();
         prims.iter().for_each(|p| bits.insert(prim_bit(*p)));
-        Targets { prims: prims.into(), bits: Cow::Owned(bits) }
+        Targets { prims: Some(prims.into()), bits: Some(Cow::Owned(bits)) }
+    }
+
+    /// The prims, once known.
+    pub(crate) fn list(&self) -> &[PrimPath] {
+        self.prims.as_deref().unwrap_or(&[])
+    }
+
+    /// Whether these are all of the query's prims.
+    fn whole_of(&self, q: &QueryState) -> bool {
+        match (&self.prims, q.ready()) {
+            (Some(mine), Some(r)) => Arc::ptr_eq(mine, &r.prims),
+            _ => false,
+        }
     }
 }
 
@@ -53,9 +83,10 @@ impl PreparedWrite {
     /// The prims this entry writes (the query's own list when it writes
     /// them all).
     fn targets<'q>(&self, q: &'q QueryState) -> Targets<'q> {
+        let prims = q.prims();
         match self.plan {
-            ElementPlan::Identity { count } if count as usize == q.prims.len() => Targets::whole(q),
-            _ => Targets::subset(self.plan.selected().map(|(i, _)| q.prims[i]).collect()),
+            ElementPlan::Identity { count } if count as usize == prims.len() => Targets::whole(q),
+            _ => Targets::subset(self.plan.selected().map(|(i, _)| prims[i]).collect()),
         }
     }
 }
@@ -158,7 +189,7 @@ impl StageInner {
                 .map_err(|(at, prim)| self.conflict(call, &f.name_text, ordinal, at, prim))?;
         }
         for (f, t) in entries {
-            f.unsealed().push(ordinal, Some(t.prims.clone()));
+            f.unsealed().push(ordinal, t.prims.clone());
             f.pending.add(ordinal);
         }
         Ok(())
@@ -177,7 +208,7 @@ impl StageInner {
             AdmissionPolicy::NonDecreasing => ordinal,
             AdmissionPolicy::StrictlyIncreasing => ordinal - 1,
         };
-        match logs.iter().find_map(|l| l.overlap(after, u64::MAX, &targets.bits)) {
+        match logs.iter().find_map(|l| l.overlap(after, u64::MAX, targets.bits.as_deref())) {
             Some(hit) => Err(hit),
             None => Ok(()),
         }
@@ -220,19 +251,32 @@ impl StageInner {
         if writes.is_empty() {
             return Err(Error::invalid_argument(format!("{call}: no attributes to write")).with_ordinal(ordinal));
         }
-        let mut entries = Vec::with_capacity(writes.len());
+        let mut entries: Vec<Entry> = Vec::with_capacity(writes.len());
         for w in writes {
             let token = self.attr_token(w.attribute, call)?;
             let family = self.family(token)?;
             let name = family.name_text.clone();
             let ctx = Ctx { call, attribute: &name, ordinal };
-            if entries.iter().any(|e: &PreparedWrite| Arc::ptr_eq(&e.family, &family)) {
+            if entries.iter().any(|e| Arc::ptr_eq(e.family(), &family)) {
                 return Err(ctx.err(Status::InvalidArgument, "the batch names this attribute twice"));
             }
             let reserved = self.reserved.lookup(token);
-            entries.push(self.prepare_entry(&q, family, reserved, w.data, &ctx)?);
+            if let Some(r) = reserved.filter(|r| r.is_derived()) {
+                metadata::check_write(
+                    r,
+                    call,
+                    Storage { dtype: ovstage_types::DType::U64, kind: ValueKind::Fixed },
+                    Semantic::None,
+                )?;
+            }
+            // With the query's prims known, everything is checked now;
+            // through a filter query still to run, when the write runs.
+            entries.push(match q.ready() {
+                Some(_) => Entry::Ready(self.prepare_entry(&q, family, reserved, w.data, &ctx)?),
+                None => Entry::Deferred { family, reserved, data: w.data },
+            });
         }
-        let cells = Cells::Keys(entries.iter().map(|e| e.family.id).collect::<SmallVec<_>>());
+        let cells = Cells::Keys(entries.iter().map(|e| e.family().id).collect::<SmallVec<_>>());
         // INSERT depends on which prims exist when it runs: order it with
         // every mutation of its attributes.
         let order = match mode {
@@ -240,14 +284,20 @@ impl StageInner {
             PrimMode::Insert => Order::Barrier { ordinal, cells },
         };
         let spec = OpSpec::new(order).using(q.key);
-        let families: Vec<Arc<Family>> = entries.iter().map(|e| e.family.clone()).collect();
-        let targets: Vec<Targets<'_>> = entries.iter().map(|e| e.targets(&q)).collect();
+        let families: Vec<Arc<Family>> = entries.iter().map(|e| e.family().clone()).collect();
+        let targets: Vec<Targets<'_>> = entries
+            .iter()
+            .map(|e| match e {
+                Entry::Ready(p) => p.targets(&q),
+                Entry::Deferred { .. } => Targets { prims: None, bits: None },
+            })
+            .collect();
         let admitted: Vec<(&Arc<Family>, &Targets<'_>)> = families.iter().zip(&targets).collect();
-        let (owner, job_q) = (self.clone(), q.clone());
+        let (owner, job_q, families_done) = (self.clone(), q.clone(), families.clone());
         let job: Job = Box::new(move || {
-            let result = owner.apply_writes(&job_q, &entries, ordinal, mode, call);
-            for e in &entries {
-                e.family.pending.remove(ordinal);
+            let result = owner.apply_writes(&job_q, entries, ordinal, mode, call);
+            for f in &families_done {
+                f.pending.remove(ordinal);
             }
             result
         });
@@ -270,7 +320,7 @@ impl StageInner {
             ));
         }
         let (transport, plan) =
-            transport::plan(q.prims.len(), values, selection).map_err(|m| ctx.err(Status::InvalidArgument, m))?;
+            transport::plan(q.prims().len(), values, selection).map_err(|m| ctx.err(Status::InvalidArgument, m))?;
         let storage = transport.storage();
         let semantic = match reserved {
             Some(r) => metadata::check_write(r, ctx.call, storage, semantic)?,
@@ -281,7 +331,7 @@ impl StageInner {
         // Schema conflicts provable from committed state (nothing pending on
         // the attribute could change it) are reported now.
         if entry.family.pending.is_empty() && self.floors.pending_all.is_empty() {
-            self.check_schema(&entry, &entry.targets(q).prims, ctx)?;
+            self.check_schema(&entry, entry.targets(q).list(), ctx)?;
         }
         Ok(entry)
     }
@@ -323,24 +373,37 @@ impl StageInner {
     fn apply_writes(
         &self,
         q: &QueryState,
-        entries: &[PreparedWrite],
+        entries: Vec<Entry>,
         ordinal: u64,
         mode: PrimMode,
         call: &'static str,
     ) -> std::result::Result<(), Failure> {
+        q.at_execution()?;
+        let mut prepared = Vec::with_capacity(entries.len());
+        for e in entries {
+            prepared.push(match e {
+                Entry::Ready(p) => p,
+                Entry::Deferred { family, reserved, data } => {
+                    let name = family.name_text.clone();
+                    let ctx = Ctx { call, attribute: &name, ordinal };
+                    self.prepare_entry(q, family, reserved, data, &ctx)?
+                }
+            });
+        }
+        let entries = &prepared[..];
         let mut targets_per_entry: Vec<Targets<'_>> = Vec::with_capacity(entries.len());
         let mut columns: Vec<Arc<Column>> = Vec::with_capacity(entries.len());
         for e in entries {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
             let targets = e.targets(q);
-            self.check_schema(e, &targets.prims, &ctx)?;
+            self.check_schema(e, targets.list(), &ctx)?;
             targets_per_entry.push(targets);
             columns.push(e.family.column_for(e.storage, self.config.max_versions));
         }
         self.create_prims(q, entries, &targets_per_entry, ordinal, mode, call)?;
         for ((e, targets), column) in entries.iter().zip(&targets_per_entry).zip(&columns) {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
-            self.commit_entry(q, e, &targets.prims, column, ordinal, &ctx)?;
+            self.commit_entry(q, e, targets.list(), column, ordinal, &ctx)?;
         }
         Ok(())
     }
@@ -361,11 +424,11 @@ impl StageInner {
         let known_live = q.known_live(table.removals());
         let mut create: Vec<PrimPath> = Vec::new();
         for (e, targets) in entries.iter().zip(targets) {
-            if mode == PrimMode::Upsert && known_live && Arc::ptr_eq(&targets.prims, &q.prims) {
+            if mode == PrimMode::Upsert && known_live && targets.whole_of(q) {
                 continue;
             }
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
-            for p in targets.prims.iter() {
+            for p in targets.list() {
                 if table.is_live(*p) {
                     if mode == PrimMode::Insert {
                         return Err(ctx
@@ -382,7 +445,7 @@ impl StageInner {
                 table.create(p, self.paths.parent(p).ok().flatten());
             }
         }
-        if targets.iter().any(|t| Arc::ptr_eq(&t.prims, &q.prims)) {
+        if targets.iter().any(|t| t.whole_of(q)) {
             q.mark_live(table.removals());
         }
         Ok(())
@@ -398,7 +461,7 @@ impl StageInner {
         ctx: &Ctx<'_>,
     ) -> Result<()> {
         let (data, offsets) = gather(&e.transport, &e.plan, column);
-        let whole_query = matches!(e.plan, ElementPlan::Identity { count } if count as usize == q.prims.len());
+        let whole_query = matches!(e.plan, ElementPlan::Identity { count } if count as usize == q.prims().len());
         let mut guard = column.lock();
         let rows = match whole_query.then(|| q.row_map(column, &guard)) {
             Some(RowMap::Run { start, len }) => Rows::Run { start, len },

@@ -359,6 +359,40 @@ impl ColumnGuard<'_> {
         }
     }
 
+    /// A copy of `row`'s bytes at the newest published version (sealed or
+    /// not), or `None` when it is not live there.
+    pub(crate) fn latest_row(&self, row: u32) -> Option<Vec<u8>> {
+        let row_bytes = self.column.row_bytes;
+        for v in self.state.versions.iter().rev() {
+            if v.written.contains(row) {
+                for part in v.parts.iter().rev() {
+                    let rows = part.rows();
+                    let Some(i) = (0..rows.len()).rev().find(|i| rows.get(*i) == row) else { continue };
+                    return match part {
+                        Part::Write { data, .. } => Some(data.bytes()[i * row_bytes..(i + 1) * row_bytes].to_vec()),
+                        Part::WriteArray { data, offsets, .. } => {
+                            Some(data.bytes()[offsets[i] as usize..offsets[i + 1] as usize].to_vec())
+                        }
+                        Part::Delete { .. } => None,
+                    };
+                }
+            }
+            if v.deleted.contains(row) {
+                return None;
+            }
+            if let Some(image) = &v.image {
+                if !image.live.contains(row) || row >= image.nrows {
+                    return None;
+                }
+                return Some(match &image.arrays {
+                    Some(arrays) => arrays.bytes(arrays.refs[row as usize]).to_vec(),
+                    None => image.data.bytes()[row as usize * row_bytes..(row as usize + 1) * row_bytes].to_vec(),
+                });
+            }
+        }
+        None
+    }
+
     /// Whether `row` is live at the newest published version.
     pub(crate) fn live_at_latest(&self, row: u32) -> bool {
         for v in self.state.versions.iter().rev() {

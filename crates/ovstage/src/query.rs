@@ -1,0 +1,375 @@
+//! Queries: the prims reads, writes and deletes target. A query from a path
+//! list is resolved at once; a filter query is resolved when its op runs,
+//! against the latest committed state, and every op using its handle runs
+//! after that.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ovstage_sched::{Failure, Job, OpSpec};
+use ovstage_types::{
+    Error, FilterOp, OpId, PathList, PrimPath, QueryHandle, QueryResultId, Result, Status, Timeout, Token,
+};
+use smallvec::SmallVec;
+
+use crate::api::{AttrRef, Enqueued};
+use crate::family::prim_bit;
+use crate::metadata::Reserved;
+use crate::stage::{Stage, StageInner, lock};
+use crate::store::column::{Column, ColumnGuard, RowMap};
+use crate::store::rows::RowSet;
+
+/// The prims of a resolved query.
+pub(crate) struct Resolved {
+    pub(crate) list: PathList,
+    pub(crate) prims: Arc<[PrimPath]>,
+    /// Attributes the prims carry (filter queries; scoped to what was asked).
+    pub(crate) attributes: Vec<Token>,
+}
+
+/// A query handle's state.
+pub(crate) struct QueryState {
+    /// The scheduler's handle key.
+    pub(crate) key: u64,
+    /// The op evaluating a filter (none for path-list queries).
+    producer: OnceLock<OpId>,
+    resolved: OnceLock<std::result::Result<Resolved, Error>>,
+    prim_bits: OnceLock<RowSet>,
+    /// `removals + 1` of the prim table when every prim of the query was
+    /// last seen live (0: never).
+    live_at: AtomicU64,
+    /// Row maps per column, valid for one layout generation.
+    row_maps: Mutex<SmallVec<[(usize, u64, RowMap); 2]>>,
+}
+
+impl QueryState {
+    fn new(key: u64) -> QueryState {
+        QueryState {
+            key,
+            producer: OnceLock::new(),
+            resolved: OnceLock::new(),
+            prim_bits: OnceLock::new(),
+            live_at: AtomicU64::new(0),
+            row_maps: Mutex::new(SmallVec::new()),
+        }
+    }
+
+    /// The resolved prims, when known (always for path-list queries).
+    pub(crate) fn ready(&self) -> Option<&Resolved> {
+        self.resolved.get().and_then(|r| r.as_ref().ok())
+    }
+
+    /// The resolved prims for an op using the query: it runs after the
+    /// query's op, so they are known unless the query failed.
+    pub(crate) fn at_execution(&self) -> std::result::Result<&Resolved, Failure> {
+        match self.resolved.get() {
+            Some(Ok(r)) => Ok(r),
+            Some(Err(e)) => Err(Failure {
+                error: Error::new(Status::OpFailed, format!("the query this op uses failed: {e}")),
+                caused_by: self.producer.get().copied(),
+            }),
+            None => Err(Error::internal("an op ran before the query it uses was resolved").into()),
+        }
+    }
+
+    /// The path list of a resolved query (the list of an unresolved one is
+    /// never needed: groups are built when the query has run).
+    pub(crate) fn list(&self) -> PathList {
+        self.ready().map_or(PathList::from_raw(u64::MAX).expect("non-zero"), |r| r.list)
+    }
+
+    /// The prims (empty until resolved).
+    pub(crate) fn prims(&self) -> &[PrimPath] {
+        self.ready().map_or(&[], |r| &r.prims)
+    }
+
+    /// Whether every prim was seen live and none was removed since.
+    pub(crate) fn known_live(&self, removals: u64) -> bool {
+        self.live_at.load(Ordering::Acquire) == removals + 1
+    }
+
+    pub(crate) fn mark_live(&self, removals: u64) {
+        self.live_at.store(removals + 1, Ordering::Release);
+    }
+
+    /// The prims as a bitset over prim indices; `None` until resolved.
+    pub(crate) fn prim_bits(&self) -> Option<&RowSet> {
+        let prims = &self.ready()?.prims;
+        Some(self.prim_bits.get_or_init(|| {
+            let mut bits = RowSet::new();
+            prims.iter().for_each(|p| bits.insert(prim_bit(*p)));
+            bits
+        }))
+    }
+
+    /// The rows of the prims in `column` (cached per layout generation),
+    /// computed under the column's lock.
+    pub(crate) fn row_map(&self, column: &Arc<Column>, guard: &ColumnGuard<'_>) -> RowMap {
+        let id = Arc::as_ptr(column) as usize;
+        let generation = guard.layout_generation();
+        let mut cache = lock(&self.row_maps);
+        if let Some((_, _, map)) = cache.iter().find(|(c, g, _)| *c == id && *g == generation) {
+            return map.clone();
+        }
+        let map = guard.row_map(self.prims());
+        cache.retain(|(c, _, _)| *c != id);
+        cache.push((id, generation, map.clone()));
+        map
+    }
+}
+
+/// One test of a filter: `attribute` compared with `values` by `op`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Predicate<'a> {
+    /// The attribute tested.
+    pub attribute: AttrRef<'a>,
+    /// How it is tested.
+    pub op: FilterOp,
+    /// Match values (none for `HAS`).
+    pub values: Vec<String>,
+}
+
+impl<'a> Predicate<'a> {
+    /// A predicate.
+    pub fn new<S: Into<String>>(
+        attribute: impl Into<AttrRef<'a>>,
+        op: FilterOp,
+        values: impl IntoIterator<Item = S>,
+    ) -> Self {
+        Predicate { attribute: attribute.into(), op, values: values.into_iter().map(Into::into).collect() }
+    }
+
+    /// `HAS attribute`.
+    pub fn has(attribute: impl Into<AttrRef<'a>>) -> Self {
+        Predicate { attribute: attribute.into(), op: FilterOp::Has, values: Vec::new() }
+    }
+}
+
+/// The result of a filter query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueryResult {
+    /// Identity of this result.
+    pub id: QueryResultId,
+    /// Attributes the matched prims carry (only those asked for, when a list
+    /// was given).
+    pub attributes: Vec<Token>,
+    /// The handle reading the matched prims.
+    pub handle: QueryHandle,
+    /// Number of matched prims.
+    pub total_prim_count: usize,
+}
+
+/// A predicate checked and resolved at enqueue.
+enum Test {
+    Has(Token, Option<Reserved>),
+    PathIn(HashSet<PrimPath>),
+    PathPrefix(Vec<String>),
+    ParentIn(HashSet<PrimPath>),
+    ChildrenContain(HashSet<PrimPath>),
+    /// A recorded token-id attribute (`usd-prim-type` IN, `usd-schemas` or
+    /// `usd-ancestor-types` CONTAINS): any of its tokens is one of these.
+    TokensAny(Token, HashSet<u64>),
+}
+
+impl Stage {
+    /// A query of exactly the prims in `list` (in its order, existing or
+    /// not). The query holds a reference to the list until it is released.
+    pub fn query_from_path_list(&self, list: PathList) -> Result<QueryHandle> {
+        let inner = &self.inner;
+        let prims = inner.paths.path_list_paths(list).map_err(|e| e.prefixed("query_from_path_list"))?;
+        inner.paths.add_path_list_reference(list)?;
+        let state = QueryState::new(inner.next_handle_key());
+        let _ = state.resolved.set(Ok(Resolved { list, prims, attributes: Vec::new() }));
+        let raw = inner.queries.insert_with(|_| Arc::new(state));
+        Ok(QueryHandle::from_raw(raw).expect("handle tables never mint 0"))
+    }
+
+    /// Enqueues a query of the prims matching every predicate (an empty
+    /// filter matches every prim), reporting which of `attributes` (all, when
+    /// empty) they carry. It is evaluated against the latest committed state
+    /// when it runs; the handle can be used at once.
+    ///
+    /// Supported: `HAS` on any attribute; `usd-path` `IN` and `PREFIX`;
+    /// `usd-parent` `IN`; `usd-children` `CONTAINS`; `usd-prim-type` `IN`;
+    /// `usd-schemas` and `usd-ancestor-types` `CONTAINS`. Anything else is
+    /// `NOT_SUPPORTED`.
+    pub fn query(&self, filter: &[Predicate<'_>], attributes: &[AttrRef<'_>]) -> Result<Enqueued<QueryHandle>> {
+        const CALL: &str = "query";
+        let inner = &self.inner;
+        let tests = filter.iter().map(|p| inner.compile(p)).collect::<Result<Vec<Test>>>()?;
+        let scope = attributes.iter().map(|a| inner.attr_token(*a, CALL)).collect::<Result<Vec<Token>>>()?;
+        let state = Arc::new(QueryState::new(inner.next_handle_key()));
+        let (owner, job_state) = (inner.clone(), state.clone());
+        let job: Job = Box::new(move || {
+            let result = owner.evaluate(&tests, &scope);
+            let failure = result.as_ref().err().cloned();
+            let _ = job_state.resolved.set(result);
+            failure.map_or(Ok(()), |e| Err(Failure::from(e)))
+        });
+        let op = inner.sched.submit(&OpSpec::new(ovstage_sched::Order::AfterFloors).producing(state.key), job);
+        let _ = state.producer.set(op);
+        let raw = inner.queries.insert_with(|_| state);
+        Ok(Enqueued { handle: QueryHandle::from_raw(raw).expect("never 0"), op })
+    }
+
+    /// The result of a query, waiting up to `timeout` for it to run.
+    pub fn fetch_query_result(&self, query: QueryHandle, timeout: Timeout) -> Result<QueryResult> {
+        const CALL: &str = "fetch_query_result";
+        let state = self.inner.query(query, CALL)?;
+        if state.resolved.get().is_none() {
+            let op = *state.producer.get().expect("unresolved queries have a producer");
+            self.inner.await_result(op, timeout, CALL, query)?;
+        }
+        match state.resolved.get() {
+            Some(Ok(r)) => Ok(QueryResult {
+                id: QueryResultId::from_raw(self.inner.next_group_id()).expect("ids start at 1"),
+                attributes: r.attributes.clone(),
+                handle: query,
+                total_prim_count: r.prims.len(),
+            }),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(Error::internal(format!("{CALL}: {query} completed without a result"))),
+        }
+    }
+
+    /// Releases a query result (dropping it does the same).
+    pub fn release_query_result(&self, result: QueryResult) {
+        drop(result);
+    }
+
+    /// The prims of a query (empty until a filter query has run).
+    pub fn query_prims(&self, query: QueryHandle) -> Result<Arc<[PrimPath]>> {
+        Ok(self.inner.query(query, "query_prims")?.ready().map_or_else(|| Arc::from([]), |r| r.prims.clone()))
+    }
+
+    /// Releases a query handle once every op using it has run.
+    pub fn release_query(&self, query: QueryHandle) -> Result<OpId> {
+        let inner = &self.inner;
+        let state = inner
+            .queries
+            .remove(query.get())
+            .ok_or_else(|| Error::invalid_handle(format!("release_query: {query} is unknown or already released")))?;
+        let key = state.key;
+        let owner = inner.clone();
+        let job: Job = Box::new(move || {
+            if let Some(r) = state.ready() {
+                owner.paths.release_path_list_reference(r.list).map_err(Failure::from)?;
+            }
+            Ok(())
+        });
+        Ok(inner.sched.submit(&OpSpec::independent().releasing(key), job))
+    }
+}
+
+impl StageInner {
+    /// Checks one predicate and resolves its names and values.
+    fn compile(&self, p: &Predicate<'_>) -> Result<Test> {
+        const CALL: &str = "query";
+        let token = self.attr_token(p.attribute, CALL)?;
+        let reserved = self.reserved.lookup(token);
+        let name = self.paths.token_text(token)?;
+        let paths = |values: &[String]| -> Result<HashSet<PrimPath>> {
+            values.iter().map(|v| self.paths.intern_path(v).map_err(|e| e.prefixed(CALL))).collect()
+        };
+        let tokens = |values: &[String]| -> Result<HashSet<u64>> {
+            values.iter().map(|v| self.paths.intern_token(v).map(|t| t.get()).map_err(|e| e.prefixed(CALL))).collect()
+        };
+        let needs_values = !matches!(p.op, FilterOp::Has);
+        if needs_values && p.values.is_empty() {
+            return Err(Error::invalid_argument(format!(
+                "{CALL}: {} on '{name}' needs at least one value",
+                p.op.name()
+            ))
+            .with_attribute(&*name));
+        }
+        Ok(match (reserved, p.op) {
+            (Some(Reserved::Active), _) => {
+                return Err(Error::not_supported(format!(
+                    "{CALL}: usd-active is not supported: a live prim is always active"
+                ))
+                .with_attribute(&*name));
+            }
+            (r, FilterOp::Has) => Test::Has(token, r),
+            (Some(Reserved::Path), FilterOp::In) => Test::PathIn(paths(&p.values)?),
+            (Some(Reserved::Path), FilterOp::Prefix) => Test::PathPrefix(p.values.clone()),
+            (Some(Reserved::Parent), FilterOp::In) => Test::ParentIn(paths(&p.values)?),
+            (Some(Reserved::Children), FilterOp::Contains) => Test::ChildrenContain(paths(&p.values)?),
+            (Some(Reserved::PrimType), FilterOp::In)
+            | (Some(Reserved::Schemas | Reserved::AncestorTypes), FilterOp::Contains) => {
+                Test::TokensAny(token, tokens(&p.values)?)
+            }
+            (_, op) => {
+                return Err(Error::not_supported(format!(
+                    "{CALL}: the predicate {} on '{name}' is not supported (supported: HAS on any attribute; usd-path IN and PREFIX; usd-parent IN; usd-children CONTAINS; usd-prim-type IN; usd-schemas and usd-ancestor-types CONTAINS)",
+                    op.name()
+                ))
+                .with_attribute(&*name));
+            }
+        })
+    }
+
+    /// Evaluates a filter against the latest committed state.
+    fn evaluate(&self, tests: &[Test], scope: &[Token]) -> Result<Resolved> {
+        let candidates: Vec<PrimPath> = lock(&self.prims).live_prims().collect();
+        let mut matched = Vec::with_capacity(candidates.len());
+        for p in candidates {
+            if tests.iter().all(|t| self.test(t, p)) {
+                matched.push(p);
+            }
+        }
+        let mut attributes = Vec::new();
+        let families = self.all_families();
+        for f in &families {
+            if !scope.is_empty() && !scope.contains(&f.name) {
+                continue;
+            }
+            if self.reserved.lookup(f.name).is_some_and(Reserved::is_derived) {
+                continue;
+            }
+            if matched.iter().any(|p| self.carries(f.name, *p)) {
+                attributes.push(f.name);
+            }
+        }
+        let list = self.paths.create_path_list(&matched)?;
+        Ok(Resolved { list, prims: matched.into(), attributes })
+    }
+
+    /// Whether prim `p` has a live cell of attribute `name` now.
+    fn carries(&self, name: Token, p: PrimPath) -> bool {
+        let Some(family) = self.existing_family(name) else { return false };
+        family.columns().iter().any(|c| {
+            let g = c.lock();
+            g.row_of(p).is_some_and(|r| g.live_at_latest(r))
+        })
+    }
+
+    /// The token ids held now by a recorded token-id attribute of `p`.
+    fn tokens_of(&self, name: Token, p: PrimPath) -> Vec<u64> {
+        let Some(family) = self.existing_family(name) else { return Vec::new() };
+        for c in family.columns() {
+            let g = c.lock();
+            if let Some(bytes) = g.row_of(p).and_then(|r| g.latest_row(r)) {
+                return bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect();
+            }
+        }
+        Vec::new()
+    }
+
+    fn test(&self, t: &Test, p: PrimPath) -> bool {
+        match t {
+            Test::Has(_, Some(Reserved::Path)) => true,
+            Test::Has(_, Some(Reserved::Parent)) => lock(&self.prims).parent(p).is_some(),
+            Test::Has(_, Some(Reserved::Children)) => !lock(&self.prims).children(p).is_empty(),
+            Test::Has(name, _) => self.carries(*name, p),
+            Test::PathIn(set) => set.contains(&p),
+            Test::PathPrefix(prefixes) => {
+                let text = self.paths.path_text(p).unwrap_or_default();
+                prefixes.iter().any(|pre| text.as_bytes().starts_with(pre.as_bytes()))
+            }
+            Test::ParentIn(set) => lock(&self.prims).parent(p).is_some_and(|par| set.contains(&par)),
+            Test::ChildrenContain(set) => lock(&self.prims).children(p).iter().any(|c| set.contains(c)),
+            Test::TokensAny(name, set) => self.tokens_of(*name, p).iter().any(|t| set.contains(t)),
+        }
+    }
+}
