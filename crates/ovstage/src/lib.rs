@@ -37,6 +37,7 @@ mod floor;
 mod group;
 mod handles;
 mod hierarchy;
+mod map;
 mod metadata;
 mod paths;
 mod prims;
@@ -53,6 +54,7 @@ pub use api::{AttrRef, AttributeWrite, Enqueued, FloorScope, Selection, WriteDat
 pub use config::StageConfig;
 pub use group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup, TensorView};
 pub use hierarchy::{HierarchyItem, HierarchyResult};
+pub use map::{MapDesc, MapGroup};
 pub use paths::PathDictionary;
 pub use query::{Predicate, QueryResult};
 pub use schema::{Schema, ValueKind};

@@ -52,6 +52,7 @@ impl fmt::Display for Storage {
 }
 
 impl Schema {
+    /// Its storage (dtype and kind).
     pub(crate) fn storage(&self) -> Storage {
         Storage { dtype: self.dtype, kind: self.kind }
     }

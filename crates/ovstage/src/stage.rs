@@ -13,6 +13,7 @@ use crate::family::Family;
 use crate::floor::OrdinalQueryState;
 use crate::handles::HandleTable;
 use crate::hierarchy::HierarchyState;
+use crate::map::MapState;
 use crate::metadata::ReservedTokens;
 use crate::paths::PathDictionary;
 use crate::prims::PrimTable;
@@ -53,6 +54,7 @@ pub(crate) struct StageInner {
     pub(crate) reads: HandleTable<Arc<ReadState>>,
     pub(crate) ordinal_queries: HandleTable<Arc<OrdinalQueryState>>,
     pub(crate) hierarchies: HandleTable<Arc<HierarchyState>>,
+    pub(crate) maps: HandleTable<Arc<MapState>>,
     pub(crate) reserved: ReservedTokens,
     next_key: AtomicU64,
     next_group: AtomicU64,
@@ -133,6 +135,7 @@ impl Stage {
                 reads: HandleTable::new(),
                 ordinal_queries: HandleTable::new(),
                 hierarchies: HandleTable::new(),
+                maps: HandleTable::new(),
                 next_key: AtomicU64::new(1),
                 next_group: AtomicU64::new(1),
             }),

@@ -71,7 +71,7 @@ impl<'a> Targets<'a> {
     }
 
     /// Whether these are all of the query's prims.
-    fn whole_of(&self, q: &QueryState) -> bool {
+    pub(crate) fn whole_of(&self, q: &QueryState) -> bool {
         match (&self.prims, q.ready()) {
             (Some(mine), Some(r)) => Arc::ptr_eq(mine, &r.prims),
             _ => false,
@@ -331,23 +331,30 @@ impl StageInner {
         // Schema conflicts provable from committed state (nothing pending on
         // the attribute could change it) are reported now.
         if entry.family.pending.is_empty() && self.floors.pending_all.is_empty() {
-            self.check_schema(&entry, entry.targets(q).list(), ctx)?;
+            self.check_schema(&entry.family, entry.storage, entry.semantic, entry.targets(q).list(), ctx)?;
         }
         Ok(entry)
     }
 
     /// Fails when a target prim carries the attribute with another storage,
     /// or the column's role conflicts with the written semantic.
-    fn check_schema(&self, entry: &PreparedWrite, targets: &[PrimPath], ctx: &Ctx<'_>) -> Result<()> {
-        for column in entry.family.columns() {
-            if column.storage == entry.storage {
-                if !column.semantic_fits(entry.semantic) {
+    pub(crate) fn check_schema(
+        &self,
+        family: &Family,
+        storage: Storage,
+        semantic: Semantic,
+        targets: &[PrimPath],
+        ctx: &Ctx<'_>,
+    ) -> Result<()> {
+        for column in family.columns() {
+            if column.storage == storage {
+                if !column.semantic_fits(semantic) {
                     return Err(ctx.err(
                         Status::InvalidArgument,
                         format!(
                             "the attribute has semantic {}; this write declares {} (delete the attribute before changing its semantic)",
                             column.semantic().name(),
-                            entry.semantic.name()
+                            semantic.name()
                         ),
                     ));
                 }
@@ -360,7 +367,7 @@ impl StageInner {
                         Status::InvalidArgument,
                         format!(
                             "the prim has this attribute as {}; this write is {} (delete the attribute before changing its type)",
-                            column.storage, entry.storage
+                            column.storage, storage
                         ),
                     )
                     .with_prim(self.describe(*p)));
@@ -396,11 +403,13 @@ impl StageInner {
         for e in entries {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
             let targets = e.targets(q);
-            self.check_schema(e, targets.list(), &ctx)?;
+            self.check_schema(&e.family, e.storage, e.semantic, targets.list(), &ctx)?;
             targets_per_entry.push(targets);
             columns.push(e.family.column_for(e.storage, self.config.max_versions));
         }
-        self.create_prims(q, entries, &targets_per_entry, ordinal, mode, call)?;
+        let named: Vec<(&str, &Targets<'_>)> =
+            entries.iter().zip(&targets_per_entry).map(|(e, t)| (&*e.family.name_text, t)).collect();
+        self.create_prims(q, &named, ordinal, mode, call)?;
         for ((e, targets), column) in entries.iter().zip(&targets_per_entry).zip(&columns) {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
             self.commit_entry(q, e, targets.list(), column, ordinal, &ctx)?;
@@ -408,12 +417,12 @@ impl StageInner {
         Ok(())
     }
 
-    /// INSERT and prim lifecycle checks, then creation of the missing prims.
-    fn create_prims(
+    /// INSERT checks, then creation of the missing prims, for each
+    /// `(attribute name, targets)`.
+    pub(crate) fn create_prims(
         &self,
         q: &QueryState,
-        entries: &[PreparedWrite],
-        targets: &[Targets<'_>],
+        targets: &[(&str, &Targets<'_>)],
         ordinal: u64,
         mode: PrimMode,
         call: &'static str,
@@ -423,11 +432,11 @@ impl StageInner {
         // removed since, so there is nothing to create.
         let known_live = q.known_live(table.removals());
         let mut create: Vec<PrimPath> = Vec::new();
-        for (e, targets) in entries.iter().zip(targets) {
+        for (name, targets) in targets {
             if mode == PrimMode::Upsert && known_live && targets.whole_of(q) {
                 continue;
             }
-            let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
+            let ctx = Ctx { call, attribute: name, ordinal };
             for p in targets.list() {
                 if table.is_live(*p) {
                     if mode == PrimMode::Insert {
@@ -445,7 +454,7 @@ impl StageInner {
                 table.create(p, self.paths.parent(p).ok().flatten());
             }
         }
-        if targets.iter().any(|t| t.whole_of(q)) {
+        if targets.iter().any(|(_, t)| t.whole_of(q)) {
             q.mark_live(table.removals());
         }
         Ok(())

@@ -1,0 +1,492 @@
+//! Mapped writes: the stage hands out writable buffers, the caller fills
+//! them, and each committed buffer becomes the new version's storage
+//! directly (no staging copy). A session publishes nothing until a group is
+//! committed; an abandoned session publishes nothing at all.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
+use ovstage_types::{
+    AttributeMode, DType, Error, MapHandle, OpId, Ordinal, PrimMode, QueryHandle, Result, Semantic, Status, Timeout,
+};
+use smallvec::SmallVec;
+
+use crate::api::{AttrRef, Enqueued};
+use crate::family::Family;
+use crate::group::{AttributeMeta, PrimGroup};
+use crate::metadata::{self, Reserved};
+use crate::query::QueryState;
+use crate::schema::{Schema, Storage, ValueKind};
+use crate::stage::{Stage, StageInner, lock};
+use crate::store::buf::Buf;
+use crate::store::column::{Part, RowMap};
+use crate::store::rows::Rows;
+use crate::tensor::Element;
+use crate::transport::check_semantic;
+use crate::write::{Ctx, Targets};
+
+const CALL: &str = "map_attribute";
+
+/// What to map.
+#[derive(Clone, Debug)]
+pub struct MapDesc<'a> {
+    /// The attribute.
+    pub attribute: AttrRef<'a>,
+    /// Element type with the tuple width in lanes; required to create the
+    /// attribute, `None` to use the existing one.
+    pub dtype: Option<DType>,
+    /// Semantic recorded when the attribute is created (`NONE` adopts the
+    /// existing one).
+    pub semantic: Semantic,
+    /// UPSERT or INSERT.
+    pub prim_mode: PrimMode,
+    /// Only `REJECT` is supported.
+    pub attribute_mode: AttributeMode,
+}
+
+impl<'a> MapDesc<'a> {
+    /// Maps `attribute` with its existing schema (UPSERT).
+    pub fn existing(attribute: impl Into<AttrRef<'a>>) -> MapDesc<'a> {
+        MapDesc {
+            attribute: attribute.into(),
+            dtype: None,
+            semantic: Semantic::None,
+            prim_mode: PrimMode::Upsert,
+            attribute_mode: AttributeMode::Reject,
+        }
+    }
+
+    /// Maps `attribute` with element type `dtype` (UPSERT).
+    pub fn new(attribute: impl Into<AttrRef<'a>>, dtype: DType) -> MapDesc<'a> {
+        MapDesc { dtype: Some(dtype), ..MapDesc::existing(attribute) }
+    }
+}
+
+/// A writable group of a map session: one buffer for all its prims
+/// (fixed-size rows stacked, or arrays back to back). Its contents are
+/// unspecified until written. Commit it with [`Stage::unmap_group`] or
+/// [`Stage::unmap_attribute`].
+#[derive(Debug)]
+pub struct MapGroup {
+    session: u64,
+    buf: Buf,
+    /// Array sessions: byte offset of each prim's elements.
+    offsets: Option<Arc<[u64]>>,
+    schema: Schema,
+    prims: PrimGroup,
+    meta: AttributeMeta,
+}
+
+impl MapGroup {
+    /// The prims covered (all of the query's, in its order).
+    pub fn prims(&self) -> &PrimGroup {
+        &self.prims
+    }
+
+    /// Write floor and layout generation when the session was set up.
+    pub fn meta(&self) -> AttributeMeta {
+        self.meta
+    }
+
+    /// Whether the attribute is an array (one tensor per prim).
+    pub fn is_array(&self) -> bool {
+        self.offsets.is_some()
+    }
+
+    /// Number of tensors: 1 for fixed-size attributes, one per prim for
+    /// arrays.
+    pub fn tensor_count(&self) -> usize {
+        self.offsets.as_ref().map_or(1, |o| o.len() - 1)
+    }
+
+    /// Shape of tensor `i` (scalar lanes; components as trailing dimensions).
+    pub fn shape(&self, i: usize) -> SmallVec<[u64; 3]> {
+        let element = self.schema.row_bytes().max(1) as u64;
+        match &self.offsets {
+            None => self.schema.read_shape(self.prims.count.into()),
+            Some(o) => self.schema.read_shape((o[i + 1] - o[i]) / element),
+        }
+    }
+
+    /// Element type of the tensors (`lanes == 1`).
+    pub fn dtype(&self) -> DType {
+        self.schema.dtype.scalar()
+    }
+
+    /// The whole writable buffer.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.buf.bytes_mut()
+    }
+
+    /// The writable bytes of tensor `i` (the whole buffer for fixed-size).
+    pub fn tensor_bytes_mut(&mut self, i: usize) -> &mut [u8] {
+        match &self.offsets {
+            None => self.buf.bytes_mut(),
+            Some(o) => {
+                let (a, b) = (o[i] as usize, o[i + 1] as usize);
+                &mut self.buf.bytes_mut()[a..b]
+            }
+        }
+    }
+
+    /// The writable values of tensor `i` as `T` (which must match the
+    /// dtype).
+    pub fn values_mut<T: Element>(&mut self, i: usize) -> Result<&mut [T]> {
+        if T::DTYPE != self.dtype() {
+            return Err(Error::invalid_argument(format!("the group holds {} values, not {}", self.dtype(), T::DTYPE)));
+        }
+        let bytes = self.tensor_bytes_mut(i);
+        if bytes.is_empty() {
+            return Ok(&mut []);
+        }
+        bytemuck::try_cast_slice_mut(bytes).map_err(|e| Error::internal(format!("misaligned map buffer: {e}")))
+    }
+}
+
+/// A map session.
+pub(crate) struct MapState {
+    key: u64,
+    id: u64,
+    op: OnceLock<OpId>,
+    ordinal: u64,
+    query: Arc<QueryState>,
+    family: Arc<Family>,
+    prim_mode: PrimMode,
+    setup: OnceLock<Result<Setup>>,
+    session: Mutex<Session>,
+}
+
+/// What setup decided.
+#[derive(Clone, Copy)]
+struct Setup {
+    schema: Schema,
+}
+
+#[derive(Default)]
+struct Session {
+    unfetched: VecDeque<MapGroup>,
+    /// A commit failed: the session only reports it from now on.
+    failed: Option<Error>,
+}
+
+impl Stage {
+    /// Enqueues a map session of `desc.attribute` over the query's prims at
+    /// `ordinal`. `element_sizes` (one element count per prim) makes it an
+    /// array session. The handle can be used at once; fetch the writable
+    /// group with [`Stage::fetch_map_next`].
+    pub fn map_attribute(
+        &self,
+        query: QueryHandle,
+        desc: MapDesc<'_>,
+        ordinal: impl Into<Ordinal>,
+        element_sizes: Option<&[u64]>,
+    ) -> Result<Enqueued<MapHandle>> {
+        self.inner.enqueue_map(query, desc, ordinal.into().get(), element_sizes)
+    }
+
+    /// The next writable group of a map session, waiting up to `timeout` for
+    /// its setup. `Ok(None)` once every group was fetched.
+    pub fn fetch_map_next(&self, map: MapHandle, timeout: Timeout) -> Result<Option<MapGroup>> {
+        let state = self.inner.map_state(map, "fetch_map_next")?;
+        if state.setup.get().is_none() {
+            self.inner.await_result(*state.op.get().expect("set at enqueue"), timeout, "fetch_map_next", map)?;
+        }
+        match state.setup.get() {
+            Some(Ok(_)) => Ok(lock(&state.session).unfetched.pop_front()),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(Error::internal(format!("fetch_map_next: {map} completed without a setup result"))),
+        }
+    }
+
+    /// Enqueues the commit of one group at the session's ordinal, ordered
+    /// like a write. A failed commit ends the session (it then only reports
+    /// the failure).
+    pub fn unmap_group(&self, map: MapHandle, group: MapGroup) -> Result<OpId> {
+        let state = self.inner.map_state(map, "unmap_group")?;
+        if group.session != state.id {
+            return Err(Error::invalid_argument(format!(
+                "unmap_group: the group belongs to another map session than {map}"
+            )));
+        }
+        self.inner.enqueue_commit(&state, vec![group], false)
+    }
+
+    /// Enqueues the commit of `groups` (fetched and not committed yet) and
+    /// of every group never fetched, and ends the session; the handle is
+    /// invalid from now on.
+    pub fn unmap_attribute(&self, map: MapHandle, groups: impl IntoIterator<Item = MapGroup>) -> Result<OpId> {
+        let state = self.inner.map_state(map, "unmap_attribute")?;
+        let groups: Vec<MapGroup> = groups.into_iter().collect();
+        if groups.iter().any(|g| g.session != state.id) {
+            return Err(Error::invalid_argument(format!(
+                "unmap_attribute: a group belongs to another map session than {map}"
+            )));
+        }
+        self.inner.maps.remove(map.get());
+        self.inner.enqueue_commit(&state, groups, true)
+    }
+}
+
+impl StageInner {
+    fn map_state(&self, map: MapHandle, call: &str) -> Result<Arc<MapState>> {
+        self.maps
+            .get(map.get())
+            .ok_or_else(|| Error::invalid_handle(format!("{call}: {map} is unknown or was released")))
+    }
+
+    fn enqueue_map(
+        self: &Arc<Self>,
+        query: QueryHandle,
+        desc: MapDesc<'_>,
+        ordinal: u64,
+        element_sizes: Option<&[u64]>,
+    ) -> Result<Enqueued<MapHandle>> {
+        let q = self.query(query, CALL)?;
+        let token = self.attr_token(desc.attribute, CALL)?;
+        let family = self.family(token)?;
+        let name = family.name_text.clone();
+        let ctx = Ctx { call: CALL, attribute: &name, ordinal };
+        if desc.attribute_mode == AttributeMode::Force {
+            return Err(ctx.err(
+                Status::NotSupported,
+                "ATTRIBUTE_MODE_FORCE (schema replacement) is not implemented in this release",
+            ));
+        }
+        let kind = if element_sizes.is_some() { ValueKind::Array } else { ValueKind::Fixed };
+        let mut semantic = desc.semantic;
+        if let Some(dtype) = desc.dtype {
+            if dtype.element_bytes().is_none() {
+                return Err(ctx.err(Status::InvalidArgument, format!("dtype {dtype} has no whole-byte element size")));
+            }
+            let storage = Storage { dtype, kind };
+            if let Some(r) = self.reserved.lookup(token) {
+                semantic = metadata::check_write(r, CALL, storage, semantic)?;
+            }
+            check_semantic(semantic, storage).map_err(|e| ctx.err(e.status(), e.message()))?;
+        } else if let Some(r) = self.reserved.lookup(token).filter(|r| r.is_derived()) {
+            metadata::check_write(r, CALL, Storage { dtype: DType::U64, kind }, semantic)?;
+        }
+        if let (Some(sizes), Some(r)) = (element_sizes, q.ready()) {
+            if sizes.len() != r.prims.len() {
+                return Err(ctx.err(
+                    Status::InvalidArgument,
+                    format!("element_sizes has {} entries but the query has {} prims", sizes.len(), r.prims.len()),
+                ));
+            }
+        }
+        let sizes: Option<Vec<u64>> = element_sizes.map(<[u64]>::to_vec);
+        let key = self.next_handle_key();
+        let state = Arc::new(MapState {
+            key,
+            id: self.next_group_id(),
+            op: OnceLock::new(),
+            ordinal,
+            query: q.clone(),
+            family: family.clone(),
+            prim_mode: desc.prim_mode,
+            setup: OnceLock::new(),
+            session: Mutex::new(Session::default()),
+        });
+        let (owner, job_state) = (self.clone(), state.clone());
+        let (dtype, reserved) = (desc.dtype, self.reserved.lookup(token));
+        let job: Job = Box::new(move || {
+            let setup = owner.set_up(&job_state, dtype, kind, semantic, reserved, sizes.as_deref());
+            let failure = setup.as_ref().err().cloned();
+            let _ = job_state.setup.set(setup);
+            failure.map_or(Ok(()), |e| Err(Failure::from(e)))
+        });
+        let spec = OpSpec::new(Order::Mutation { ordinal, cells: Cells::one(family.id) }).using(q.key).producing(key);
+        let targets = Targets::whole(&q);
+        // The session stays pending (nothing merges past it) until it ends.
+        let op =
+            self.sched.submit_checked(&spec, job, || self.admit_mutation(&[(&family, &targets)], ordinal, CALL))?;
+        let _ = state.op.set(op);
+        let raw = self.maps.insert_with(|_| state);
+        Ok(Enqueued { handle: MapHandle::from_raw(raw).expect("never 0"), op })
+    }
+
+    /// Decides the schema and allocates the writable group.
+    fn set_up(
+        &self,
+        state: &MapState,
+        dtype: Option<DType>,
+        kind: ValueKind,
+        semantic: Semantic,
+        reserved: Option<Reserved>,
+        sizes: Option<&[u64]>,
+    ) -> Result<Setup> {
+        let resolved = state.query.at_execution().map_err(|f| f.error)?;
+        let prims = &resolved.prims;
+        let family = &state.family;
+        let ctx = Ctx { call: CALL, attribute: &family.name_text, ordinal: state.ordinal };
+        let storage = match dtype {
+            Some(dtype) => Storage { dtype, kind },
+            None => {
+                let mut found: Vec<Storage> =
+                    family.columns().iter().map(|c| c.storage).filter(|s| s.kind == kind).collect();
+                found.dedup();
+                match found[..] {
+                    [one] => one,
+                    [] => {
+                        return Err(ctx.err(
+                            Status::InvalidArgument,
+                            "the attribute does not exist yet: a dtype is required to create it",
+                        ));
+                    }
+                    _ => {
+                        return Err(ctx.err(Status::InvalidArgument, "the attribute has several schemas: give a dtype"));
+                    }
+                }
+            }
+        };
+        let semantic = match reserved {
+            Some(r) => metadata::check_write(r, CALL, storage, semantic)?,
+            None => semantic,
+        };
+        self.check_schema(family, storage, semantic, prims, &ctx)?;
+        if let Some(sizes) = sizes {
+            if sizes.len() != prims.len() {
+                return Err(ctx.err(
+                    Status::InvalidArgument,
+                    format!("element_sizes has {} entries but the query has {} prims", sizes.len(), prims.len()),
+                ));
+            }
+        }
+        if state.prim_mode == PrimMode::Insert {
+            let table = lock(&self.prims);
+            if let Some(p) = prims.iter().find(|p| table.is_live(**p)) {
+                return Err(ctx
+                    .err(Status::PrimNotFound, "INSERT target prim already exists")
+                    .with_prim(self.describe(*p)));
+            }
+        }
+        let column_semantic = family.columns().iter().find(|c| c.storage == storage).map(|c| c.semantic());
+        let schema = Schema {
+            dtype: storage.dtype,
+            kind,
+            semantic: if semantic == Semantic::None { column_semantic.unwrap_or_default() } else { semantic },
+        };
+        let element = storage.row_bytes();
+        let (len, offsets) = match sizes {
+            None => (prims.len() * element, None),
+            Some(sizes) => {
+                let mut offsets = Vec::with_capacity(sizes.len() + 1);
+                offsets.push(0u64);
+                for n in sizes {
+                    offsets.push(offsets.last().copied().unwrap_or(0) + n * element as u64);
+                }
+                (offsets.last().copied().unwrap_or(0) as usize, Some(offsets.into()))
+            }
+        };
+        let column = family.column_for(storage, self.config.max_versions);
+        let generation = column.lock().layout_generation();
+        let group = MapGroup {
+            session: state.id,
+            buf: column.pool.take(len),
+            offsets,
+            schema,
+            prims: PrimGroup { list: resolved.list, offset: 0, count: prims.len() as u32, index_map: None },
+            meta: AttributeMeta { write_floor: Ordinal(self.committed_floor(family)), layout_generation: generation },
+        };
+        lock(&state.session).unfetched.push_back(group);
+        Ok(Setup { schema })
+    }
+
+    fn enqueue_commit(self: &Arc<Self>, state: &Arc<MapState>, groups: Vec<MapGroup>, end: bool) -> Result<OpId> {
+        let spec = OpSpec::new(Order::Mutation { ordinal: state.ordinal, cells: Cells::one(state.family.id) })
+            .using(state.key);
+        let spec = if end { spec.releasing(state.key) } else { spec };
+        let (owner, job_state) = (self.clone(), state.clone());
+        let job: Job = Box::new(move || {
+            let result = owner.commit_groups(&job_state, groups, end);
+            if end {
+                job_state.family.pending.remove(job_state.ordinal);
+            }
+            result.map_err(Failure::from)
+        });
+        let call = if end { "unmap_attribute" } else { "unmap_group" };
+        // A commit lands at the session's ordinal: refused once a floor
+        // advance over it has been submitted (that data is sealed).
+        let submitted = self.sched.submit_checked(&spec, job, || {
+            let floor = self.submitted_floor(&state.family);
+            if state.ordinal <= floor {
+                return Err(Error::new(
+                    Status::WriteFloorViolation,
+                    format!(
+                        "{call}: the session's ordinal {} is now at or below the write floor {floor}",
+                        state.ordinal
+                    ),
+                )
+                .with_attribute(&*state.family.name_text)
+                .with_ordinal(state.ordinal));
+            }
+            Ok(())
+        });
+        if submitted.is_err() && end {
+            state.family.pending.remove(state.ordinal);
+        }
+        submitted
+    }
+
+    fn commit_groups(&self, state: &MapState, mut groups: Vec<MapGroup>, end: bool) -> Result<()> {
+        let setup = match state.setup.get() {
+            Some(Ok(setup)) => *setup,
+            Some(Err(e)) => return Err(e.clone()),
+            None => return Err(Error::internal("a map commit ran before its setup")),
+        };
+        {
+            let mut session = lock(&state.session);
+            if let Some(e) = &session.failed {
+                return Err(e.clone());
+            }
+            if end {
+                groups.extend(session.unfetched.drain(..));
+            }
+        }
+        for group in groups {
+            if let Err(e) = self.commit_group(state, setup, group) {
+                lock(&state.session).failed = Some(e.clone());
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Publishes one group: its buffer becomes the version's storage.
+    fn commit_group(&self, state: &MapState, setup: Setup, group: MapGroup) -> Result<()> {
+        let q = &state.query;
+        let resolved = q.at_execution().map_err(|f| f.error)?;
+        let family = &state.family;
+        let ordinal = state.ordinal;
+        let ctx = Ctx { call: "unmap_group", attribute: &family.name_text, ordinal };
+        let storage = setup.schema.storage();
+        // What setup checked may have changed since: check again.
+        self.check_schema(family, storage, setup.schema.semantic, &resolved.prims, &ctx)?;
+        let targets = Targets::whole(q);
+        self.create_prims(q, &[(&family.name_text, &targets)], ordinal, state.prim_mode, "unmap_group")?;
+        let column = family.column_for(storage, self.config.max_versions);
+        let mut guard = column.lock();
+        let rows = match q.row_map(&column, &guard) {
+            RowMap::Run { start, len } => Rows::Run { start, len },
+            RowMap::Sparse(_) => guard.assign_rows(resolved.prims.iter().copied()),
+        };
+        if let Err(role) = column.adopt_semantic(setup.schema.semantic) {
+            return Err(ctx.err(
+                Status::InvalidArgument,
+                format!(
+                    "the attribute has semantic {}; the map declares {}",
+                    role.name(),
+                    setup.schema.semantic.name()
+                ),
+            ));
+        }
+        let data = Arc::new(group.buf);
+        let part = match group.offsets {
+            None => Part::Write { rows, data },
+            Some(offsets) => Part::WriteArray { rows, data, offsets },
+        };
+        guard.publish(ordinal, part, self.merge_bound(family));
+        Ok(())
+    }
+}
