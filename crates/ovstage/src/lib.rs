@@ -30,6 +30,7 @@
 struct ReadmeDoctests;
 
 mod api;
+mod clone;
 mod config;
 mod delete;
 mod family;
@@ -51,6 +52,7 @@ mod transport;
 mod write;
 
 pub use api::{AttrRef, AttributeWrite, Enqueued, FloorScope, Selection, WriteData};
+pub use clone::CloneResult;
 pub use config::StageConfig;
 pub use group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup, TensorView};
 pub use hierarchy::{HierarchyItem, HierarchyResult};

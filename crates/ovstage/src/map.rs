@@ -267,13 +267,13 @@ impl StageInner {
         } else if let Some(r) = self.reserved.lookup(token).filter(|r| r.is_derived()) {
             metadata::check_write(r, CALL, Storage { dtype: DType::U64, kind }, semantic)?;
         }
-        if let (Some(sizes), Some(r)) = (element_sizes, q.ready()) {
-            if sizes.len() != r.prims.len() {
-                return Err(ctx.err(
-                    Status::InvalidArgument,
-                    format!("element_sizes has {} entries but the query has {} prims", sizes.len(), r.prims.len()),
-                ));
-            }
+        if let (Some(sizes), Some(r)) = (element_sizes, q.ready())
+            && sizes.len() != r.prims.len()
+        {
+            return Err(ctx.err(
+                Status::InvalidArgument,
+                format!("element_sizes has {} entries but the query has {} prims", sizes.len(), r.prims.len()),
+            ));
         }
         let sizes: Option<Vec<u64>> = element_sizes.map(<[u64]>::to_vec);
         let key = self.next_handle_key();
@@ -345,13 +345,13 @@ impl StageInner {
             None => semantic,
         };
         self.check_schema(family, storage, semantic, prims, &ctx)?;
-        if let Some(sizes) = sizes {
-            if sizes.len() != prims.len() {
-                return Err(ctx.err(
-                    Status::InvalidArgument,
-                    format!("element_sizes has {} entries but the query has {} prims", sizes.len(), prims.len()),
-                ));
-            }
+        if let Some(sizes) = sizes
+            && sizes.len() != prims.len()
+        {
+            return Err(ctx.err(
+                Status::InvalidArgument,
+                format!("element_sizes has {} entries but the query has {} prims", sizes.len(), prims.len()),
+            ));
         }
         if state.prim_mode == PrimMode::Insert {
             let table = lock(&self.prims);

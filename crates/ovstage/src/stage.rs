@@ -8,6 +8,7 @@ use ovstage_sched::{Scheduler, SchedulerConfig, WaitError};
 use ovstage_types::{Error, OpId, PrimPath, QueryHandle, Result, Status, Timeout, Token};
 
 use crate::api::AttrRef;
+use crate::clone::CloneResult;
 use crate::config::StageConfig;
 use crate::family::Family;
 use crate::floor::OrdinalQueryState;
@@ -55,6 +56,9 @@ pub(crate) struct StageInner {
     pub(crate) ordinal_queries: HandleTable<Arc<OrdinalQueryState>>,
     pub(crate) hierarchies: HandleTable<Arc<HierarchyState>>,
     pub(crate) maps: HandleTable<Arc<MapState>>,
+    /// Clone reports by clone id, and clone ops' ids, until released.
+    pub(crate) clone_results: Mutex<HashMap<u64, Result<CloneResult>>>,
+    pub(crate) clone_ops: Mutex<HashMap<OpId, u64>>,
     pub(crate) reserved: ReservedTokens,
     next_key: AtomicU64,
     next_group: AtomicU64,
@@ -136,6 +140,8 @@ impl Stage {
                 ordinal_queries: HandleTable::new(),
                 hierarchies: HandleTable::new(),
                 maps: HandleTable::new(),
+                clone_results: Mutex::default(),
+                clone_ops: Mutex::default(),
                 next_key: AtomicU64::new(1),
                 next_group: AtomicU64::new(1),
             }),
@@ -190,7 +196,9 @@ impl Stage {
 
     /// Forgets a completed op id.
     pub fn release_op(&self, op: OpId) -> Result<()> {
-        self.inner.sched.release(op)
+        self.inner.sched.release(op)?;
+        self.inner.forget_clone(op);
+        Ok(())
     }
 
     /// What the store retains now.

@@ -123,7 +123,7 @@ fn hierarchy_lookups() {
             (Status::Ok, vec![p("/World")]),
             (Status::Ok, vec![p("/World/A")]),
             (Status::NotFound, none.clone()),
-            (Status::Ok, none.clone()),
+            (Status::Ok, none),
         ]
     );
     assert_eq!(look(HierarchyRelation::Children)[1], (Status::Ok, vec![p("/World/A/B"), p("/World/A/C")]));

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use ovstage_types::{PrimPath, Semantic};
+use ovstage_types::{AdmissionPolicy, PrimPath, Semantic};
 
 use super::buf::{Buf, BufPool};
 use super::rows::{RowSet, Rows};
@@ -391,6 +391,24 @@ impl ColumnGuard<'_> {
             }
         }
         None
+    }
+
+    /// The newest retained change to one of `rows` that a change at
+    /// `ordinal` may not precede under `policy` (for ops ordered with every
+    /// mutation, whose checks run when they execute).
+    pub(crate) fn changed_above(&self, rows: &Rows, ordinal: u64, policy: AdmissionPolicy) -> Option<u64> {
+        let strict = match policy {
+            AdmissionPolicy::FloorOnly => return None,
+            AdmissionPolicy::NonDecreasing => false,
+            AdmissionPolicy::StrictlyIncreasing => true,
+        };
+        self.state
+            .versions
+            .iter()
+            .rev()
+            .take_while(|v| v.ordinal > ordinal || (strict && v.ordinal == ordinal))
+            .find(|v| v.written.first_hit(rows).is_some() || v.deleted.first_hit(rows).is_some())
+            .map(|v| v.ordinal)
     }
 
     /// Whether `row` is live at the newest published version.

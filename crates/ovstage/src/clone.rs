@@ -1,0 +1,243 @@
+//! Clone: copies a prim's subtree, with every attribute, to target paths at
+//! an ordinal. Path values (relationships, connections) that point inside
+//! the source subtree are rebased to the target's; paths outside stay.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
+use ovstage_types::{Error, OpId, Ordinal, PrimPath, Result, Semantic, Status, Timeout};
+
+use crate::stage::{Stage, StageInner, lock};
+use crate::store::buf::Buf;
+use crate::store::column::Part;
+
+const CALL: &str = "clone";
+
+/// What a finished clone did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CloneResult {
+    /// The ordinal the clone was recorded at.
+    pub ordinal: Ordinal,
+    /// Number of target paths given.
+    pub target_count: usize,
+    /// Prims in the source subtree, root included.
+    pub source_prim_count: usize,
+    /// Prims in all target subtrees after cloning.
+    pub prims_cloned: usize,
+}
+
+impl Stage {
+    /// Enqueues a clone of `source`'s subtree (every prim below it in the
+    /// hierarchy, with all attributes) to each of `targets` at `ordinal`.
+    ///
+    /// A missing source fails with `NOT_FOUND`; a target that already exists
+    /// fails the whole clone with `PRIM_NOT_FOUND` (nothing is cloned). The
+    /// clone is ordered, in submission order, with every mutation; until its
+    /// ordinal is sealed, mutations at lower ordinals and reads above the
+    /// floor treat it as touching every prim.
+    pub fn clone_subtree(&self, source: PrimPath, targets: &[PrimPath], ordinal: impl Into<Ordinal>) -> Result<OpId> {
+        let inner = &self.inner;
+        let ordinal = ordinal.into().get();
+        let describe = |p: PrimPath| inner.describe(p);
+        inner.paths.path_text(source).map_err(|e| e.prefixed(CALL))?;
+        for (i, t) in targets.iter().enumerate() {
+            inner.paths.path_text(*t).map_err(|e| e.prefixed(CALL))?;
+            if targets[..i].contains(t) {
+                return Err(Error::invalid_argument(format!("{CALL}: target '{}' is listed twice", describe(*t)))
+                    .with_prim(describe(*t))
+                    .with_ordinal(ordinal));
+            }
+        }
+        let targets: Vec<PrimPath> = targets.to_vec();
+        let key = inner.next_group_id();
+        let floors: Arc<std::sync::Mutex<Vec<(u64, u64)>>> = Arc::default();
+        let (owner, job_floors) = (inner.clone(), floors.clone());
+        let job: Job = Box::new(move || {
+            let floors = std::mem::take(&mut *lock(&job_floors));
+            let result = owner.apply_clone(source, &targets, ordinal, &floors);
+            owner.floors.pending_all.remove(ordinal);
+            let failure = result.as_ref().err().cloned();
+            owner.clone_results.lock().unwrap_or_else(|e| e.into_inner()).insert(key, result);
+            failure.map_or(Ok(()), |e| Err(Failure::from(e)))
+        });
+        let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::All });
+        let op = inner.sched.submit_checked(&spec, job, || {
+            let base = inner.floors.base_submitted.load(Ordering::Acquire);
+            if ordinal <= base {
+                return Err(Error::new(
+                    Status::WriteFloorViolation,
+                    format!("{CALL}: ordinal {ordinal} is at or below the write floor {base}"),
+                )
+                .with_ordinal(ordinal));
+            }
+            *lock(&floors) = inner.all_families().iter().map(|f| (f.id, inner.submitted_floor(f))).collect();
+            // The prims a clone touches are known only when it runs.
+            lock(&inner.floors.unsealed_all).push(ordinal, None);
+            inner.floors.pending_all.add(ordinal);
+            Ok(())
+        })?;
+        inner.clone_ops.lock().unwrap_or_else(|e| e.into_inner()).insert(op, key);
+        Ok(op)
+    }
+
+    /// The report of a finished clone (or its error), waiting up to
+    /// `timeout`. Available until the op is released.
+    pub fn fetch_clone_result(&self, op: OpId, timeout: Timeout) -> Result<CloneResult> {
+        const FETCH: &str = "fetch_clone_result";
+        let key = self
+            .inner
+            .clone_ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&op)
+            .copied()
+            .ok_or_else(|| Error::invalid_handle(format!("{FETCH}: {op} is not a live clone of this stage")))?;
+        self.inner.await_result(op, timeout, FETCH, op)?;
+        match self.inner.clone_results.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            Some(Ok(r)) => Ok(*r),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(Error::internal(format!("{FETCH}: {op} completed without a report"))),
+        }
+    }
+}
+
+impl StageInner {
+    /// Forgets a released clone op's report.
+    pub(crate) fn forget_clone(&self, op: OpId) {
+        if let Some(key) = self.clone_ops.lock().unwrap_or_else(|e| e.into_inner()).remove(&op) {
+            self.clone_results.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        }
+    }
+
+    fn apply_clone(
+        &self,
+        source: PrimPath,
+        targets: &[PrimPath],
+        ordinal: u64,
+        floors: &[(u64, u64)],
+    ) -> Result<CloneResult> {
+        let err = |status, message: String| Error::new(status, format!("{CALL}: {message}")).with_ordinal(ordinal);
+        let subtree = {
+            let prims = lock(&self.prims);
+            if !prims.is_live(source) {
+                return Err(err(
+                    Status::NotFound,
+                    format!("source prim does not exist at '{}'", self.describe(source)),
+                )
+                .with_prim(self.describe(source)));
+            }
+            let existing: Vec<String> =
+                targets.iter().filter(|t| prims.is_live(**t)).map(|t| self.describe(*t)).collect();
+            if !existing.is_empty() {
+                return Err(err(
+                    Status::PrimNotFound,
+                    format!("target prim already exists at '{}'", existing.join("', '")),
+                )
+                .with_prim(existing[0].clone()));
+            }
+            prims.subtree(source)
+        };
+        // Source path -> target path, for each target.
+        let source_text = self.paths.path_text(source)?;
+        let mut mapping: Vec<HashMap<PrimPath, PrimPath>> = Vec::with_capacity(targets.len());
+        for t in targets {
+            let target_text = self.paths.path_text(*t)?;
+            let mut map = HashMap::with_capacity(subtree.len());
+            for p in &subtree {
+                let text = self.paths.path_text(*p)?;
+                let rebased = format!("{target_text}{}", &text[source_text.len()..]);
+                map.insert(*p, self.paths.intern_path(&rebased)?);
+            }
+            mapping.push(map);
+        }
+        // Copy every column's cells, checking floors and retained history.
+        let policy = self.config.admission;
+        let mut plan: Vec<(Arc<crate::store::column::Column>, Part, crate::store::column::MergeBound)> = Vec::new();
+        for family in self.all_families() {
+            if self.reserved.lookup(family.name).is_some_and(|r| r.is_derived()) {
+                continue;
+            }
+            for column in family.columns() {
+                let mut guard = column.lock();
+                let cells: Vec<(PrimPath, Vec<u8>)> = subtree
+                    .iter()
+                    .filter_map(|p| guard.row_of(*p).and_then(|r| guard.latest_row(r)).map(|bytes| (*p, bytes)))
+                    .collect();
+                if cells.is_empty() {
+                    continue;
+                }
+                let floor = floors.iter().find(|(id, _)| *id == family.id).map_or(0, |(_, f)| *f);
+                if ordinal <= floor {
+                    return Err(err(
+                        Status::WriteFloorViolation,
+                        format!("ordinal {ordinal} is at or below the write floor {floor} of a cloned attribute"),
+                    )
+                    .with_attribute(&*family.name_text));
+                }
+                let rebase = matches!(column.semantic(), Semantic::RelationshipPathId | Semantic::ConnectionPathId);
+                let stride = if column.semantic() == Semantic::ConnectionPathId { 2 } else { 1 };
+                let array = column.storage.kind == crate::schema::ValueKind::Array;
+                for map in &mapping {
+                    let targets: Vec<PrimPath> = cells.iter().map(|(p, _)| map[p]).collect();
+                    let rows = guard.assign_rows(targets.iter().copied());
+                    if let Some(at) = guard.changed_above(&rows, ordinal, policy) {
+                        return Err(err(
+                            Status::WriteFloorViolation,
+                            format!("ordinal conflict: a target cell has a retained change at {at}"),
+                        )
+                        .with_attribute(&*family.name_text));
+                    }
+                    let mut bytes: Vec<u8> = Vec::new();
+                    let mut offsets = vec![0u64];
+                    for (_, value) in &cells {
+                        let mut value = value.clone();
+                        if rebase {
+                            for (k, chunk) in value.chunks_exact_mut(8).enumerate() {
+                                if k % stride == 0 {
+                                    let id = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+                                    if let Some(p) = PrimPath::from_raw(id).and_then(|p| map.get(&p)) {
+                                        chunk.copy_from_slice(&p.get().to_le_bytes());
+                                    }
+                                }
+                            }
+                        }
+                        bytes.extend_from_slice(&value);
+                        offsets.push(bytes.len() as u64);
+                    }
+                    let mut buf = Buf::zeroed(bytes.len());
+                    buf.bytes_mut().copy_from_slice(&bytes);
+                    let data = Arc::new(buf);
+                    let part = if array {
+                        Part::WriteArray { rows, data, offsets: offsets.into() }
+                    } else {
+                        Part::Write { rows, data }
+                    };
+                    plan.push((column.clone(), part, self.merge_bound(&family)));
+                }
+            }
+        }
+        // Everything checked: create the prims, then publish.
+        {
+            let mut prims = lock(&self.prims);
+            for map in &mapping {
+                for p in &subtree {
+                    let t = map[p];
+                    prims.create(t, self.paths.parent(t).ok().flatten());
+                }
+            }
+        }
+        for (column, part, bound) in plan {
+            column.lock().publish(ordinal, part, bound);
+        }
+        let prims = lock(&self.prims);
+        let prims_cloned = targets.iter().map(|t| prims.subtree(*t).len()).sum();
+        Ok(CloneResult {
+            ordinal: Ordinal(ordinal),
+            target_count: targets.len(),
+            source_prim_count: subtree.len(),
+            prims_cloned,
+        })
+    }
+}
