@@ -78,7 +78,8 @@ impl UnsealedLog {
     /// `bits` (a bitset over prim indices; `None`: every prim): its ordinal
     /// and a prim in common (`None` when either side's prims are unknown).
     pub(crate) fn overlap(&self, after: u64, through: u64, bits: Option<&RowSet>) -> Option<(u64, Option<PrimPath>)> {
-        if after >= through {
+        // Nothing overlaps no prims at all.
+        if after >= through || bits.is_some_and(RowSet::is_empty) {
             return None;
         }
         self.by_ordinal.range(after + 1..=through).find_map(|(ordinal, entries)| {
