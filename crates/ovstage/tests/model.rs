@@ -150,9 +150,9 @@ impl Model {
             return Err(Status::PrimNotFound);
         }
         let mut copies = Vec::new();
-        for a in 0..3 {
+        for (a, floor) in floors.iter().enumerate() {
             let Some(value) = self.latest(source, a).and_then(|e| e.2.clone()) else { continue };
-            if ordinal <= floors[a] {
+            if ordinal <= *floor {
                 return Err(Status::WriteFloorViolation);
             }
             if self.cells.get(&(target, a)).is_some_and(|ev| ev.iter().any(|e| e.0 > ordinal)) {
