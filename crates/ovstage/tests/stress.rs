@@ -1,6 +1,7 @@
-//! Several threads submitting at once: writers running ahead, a sealer
-//! advancing the floor behind them, readers checking every read. No write
-//! may be lost and no read may see unsealed data.
+//! Several threads submitting at once: writers running ahead (copy-in
+//! writes, and a mapper filling map sessions), a sealer advancing the floor
+//! behind them, readers checking every read and holding groups while the
+//! writers go on. No write may be lost and no read may see unsealed data.
 
 mod common;
 
@@ -9,7 +10,8 @@ use std::thread;
 
 use common::*;
 use ovstage::{
-    FloorScope, GroupKind, OrdinalRange, PrimMode, QueryHandle, ReadGroup, Stage, StageConfig, Status, Timeout,
+    DType, FloorScope, GroupKind, MapDesc, OrdinalRange, PrimMode, QueryHandle, ReadGroup, Stage, StageConfig, Status,
+    Timeout,
 };
 
 const WRITERS: usize = 3;
@@ -66,7 +68,8 @@ fn stress(lanes: usize) {
             )
         })
         .collect();
-    let progress: Vec<AtomicU64> = (0..WRITERS).map(|_| AtomicU64::new(0)).collect();
+    // One progress slot per writer, plus the mapper's.
+    let progress: Vec<AtomicU64> = (0..=WRITERS).map(|_| AtomicU64::new(0)).collect();
     let done = AtomicBool::new(false);
     let held: std::sync::Mutex<Vec<(ReadGroup, Vec<f32>)>> = Default::default();
     thread::scope(|scope| {
@@ -89,6 +92,25 @@ fn stress(lanes: usize) {
                 }
                 for op in ops {
                     wait(s, op);
+                }
+            });
+        }
+        {
+            // The mapper: attribute "m" over every prim, one map session per
+            // tick, each value the tick.
+            let (s, progress) = (&s, &progress);
+            scope.spawn(move || {
+                for tick in 1..=TICKS {
+                    let map = s
+                        .map_attribute(all_q, MapDesc::new("m", DType::F32), tick, None)
+                        .expect("mapper ahead of the floor");
+                    let mut group = s.fetch_map_next(map.handle, Timeout::INFINITE).unwrap().expect("one group");
+                    group.values_mut::<f32>(0).unwrap().fill(tick as f32);
+                    let op = s.unmap_attribute(map.handle, [group]).unwrap();
+                    progress[WRITERS].store(tick, Ordering::SeqCst);
+                    if tick % 25 == 0 {
+                        wait(s, op);
+                    }
                 }
             });
         }
@@ -123,6 +145,11 @@ fn stress(lanes: usize) {
                         let groups = read_groups(s, all_q, "x", OrdinalRange::snapshot(f)).unwrap();
                         let tick = check(&groups, WRITERS, f);
                         assert_eq!(tick.unwrap_or(0), f, "snapshot at the floor {f} is not exactly tick {f}");
+                        let (mapped, _) = read_f32(s, all_q, "m", OrdinalRange::snapshot(f)).unwrap();
+                        if f > 0 {
+                            assert_eq!(mapped.len(), WRITERS * PRIMS_PER_WRITER, "a mapped prim is missing");
+                            assert!(mapped.iter().all(|(_, v)| v[0] == f as f32), "mapped values not at tick {f}");
+                        }
                         if reads % 10 == 0
                             && let Some(g) = groups.into_iter().next()
                         {
@@ -145,6 +172,8 @@ fn stress(lanes: usize) {
     wait(&s, s.advance_write_floor(TICKS, FloorScope::All).unwrap());
     let groups = read_groups(&s, all_q, "x", OrdinalRange::LATEST).unwrap();
     assert_eq!(check(&groups, WRITERS, TICKS), Some(TICKS), "a write was lost");
+    let (mapped, _) = read_f32(&s, all_q, "m", OrdinalRange::LATEST).unwrap();
+    assert!(mapped.iter().all(|(_, v)| v[0] == TICKS as f32), "a map commit was lost");
     for (g, copy) in held.lock().unwrap().iter() {
         assert_eq!(g.data().unwrap().values::<f32>().unwrap(), &copy[..], "a held group changed");
     }
