@@ -1,0 +1,12 @@
+//! `ovstage/ovstage_config.h`: builders of process config entries (inline
+//! in the header) and the executable directory used in package-root paths.
+
+use super::ovx_string::ovx_string_t;
+
+/// The running executable's directory without a trailing separator
+/// (thread-local storage, valid until the thread's next call), or
+/// `{NULL, 0}` when it cannot be determined.
+#[unsafe(no_mangle)]
+pub extern "C" fn ovstage_executable_dir() -> ovx_string_t {
+    crate::process::executable_dir()
+}

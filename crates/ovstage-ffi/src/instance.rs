@@ -1,0 +1,203 @@
+//! Instances: the `{vtable, context}` bundle C holds, the context behind
+//! it, and finding the context again from what C passes in.
+
+use ovstage_types::{Error, Result, Status};
+use stage::Stage;
+
+use crate::abi::api_types::{ovstage_api_status_t, ovstage_context_t, ovstage_instance_t};
+use crate::abi::path_dictionary::{path_dictionary_context_t, path_dictionary_instance_t};
+use crate::abi::stage_types::ovstage_instance_desc_t;
+use crate::error::{c_status, guard, status_result};
+use crate::process::{self, ProcessRef};
+use crate::results::Results;
+use crate::slots;
+use crate::{log, strings, unsupported};
+
+/// Marks a live context; cleared when it is destroyed, so a double destroy
+/// or a call through a destroyed instance whose memory was not reused yet
+/// is caught instead of running on freed state.
+const LIVE: u64 = 0x6f76_7374_6167_6521;
+
+/// Everything an instance owns. C sees it only as `ovstage_context_t*`.
+pub(crate) struct Context {
+    magic: u64,
+    /// The stage.
+    pub(crate) stage: Stage,
+    /// The path dictionary bundle handed out by `get_path_dictionary`; its
+    /// context is this `Context`.
+    pub(crate) dictionary: path_dictionary_instance_t,
+    /// Fetched results C holds until it releases them.
+    pub(crate) results: Results,
+    /// The process reference and the settings captured with it.
+    pub(crate) process: ProcessRef,
+}
+
+impl Context {
+    /// The context as C's opaque data-plane pointer.
+    fn as_c(&self) -> *mut ovstage_context_t {
+        (self as *const Context).cast_mut().cast()
+    }
+}
+
+/// The context behind a data-plane `context` pointer.
+///
+/// # Safety
+/// `ctx` is NULL or a context of a live instance (the contract forbids
+/// calls through destroyed instances).
+pub(crate) unsafe fn context<'a>(ctx: *mut ovstage_context_t, call: &str) -> Result<&'a Context> {
+    if ctx.is_null() {
+        return Err(Error::invalid_argument(format!("{call}: instance context is NULL")));
+    }
+    // SAFETY: a non-NULL context comes from `create` and is live per the
+    // caller; `Context` is what it points to.
+    let c = unsafe { &*ctx.cast::<Context>() };
+    if c.magic != LIVE {
+        return Err(Error::invalid_handle(format!("{call}: the instance was destroyed or is not an ovstage instance")));
+    }
+    Ok(c)
+}
+
+/// The context behind a path dictionary's `context` pointer.
+///
+/// # Safety
+/// As for [`context`].
+pub(crate) unsafe fn dictionary_context<'a>(ctx: *mut path_dictionary_context_t, call: &str) -> Result<&'a Context> {
+    // SAFETY: a dictionary's context is its instance's context.
+    unsafe { context(ctx.cast(), call) }
+}
+
+/// The context of an instance bundle.
+///
+/// # Safety
+/// `inst` is NULL or a live instance.
+pub(crate) unsafe fn from_instance<'a>(inst: *mut ovstage_instance_t, call: &str) -> Result<&'a Context> {
+    if inst.is_null() {
+        return Err(Error::invalid_argument(format!("{call}: instance is NULL")));
+    }
+    // SAFETY: non-NULL and live per the caller.
+    let ctx = unsafe { (*inst).context };
+    // SAFETY: forwarded.
+    unsafe { context(ctx, call) }
+}
+
+/// `ovstage_create_instance`.
+///
+/// # Safety
+/// `desc` is NULL or readable; `out` is NULL or writable.
+pub(crate) unsafe fn create(
+    desc: *const ovstage_instance_desc_t,
+    out: *mut *mut ovstage_instance_t,
+) -> ovstage_api_status_t {
+    guard("ovstage_create_instance", || {
+        status_result((|| {
+            strings::non_null(out, "ovstage_create_instance: out_instance")?;
+            let name = if desc.is_null() {
+                "ovstage"
+            } else {
+                // SAFETY: non-NULL and readable per the contract.
+                let name = unsafe { (*desc).name };
+                if name.is_null() {
+                    "ovstage"
+                } else {
+                    // SAFETY: a non-NULL name is NUL-terminated per the contract.
+                    unsafe { strings::c_text(name, "ovstage_create_instance: desc->name") }?
+                }
+            };
+            let process = process::acquire();
+            let stage = Stage::with_config(name, process.settings.stage_config());
+            let ctx = Box::new(Context {
+                magic: LIVE,
+                stage,
+                dictionary: path_dictionary_instance_t {
+                    vtable: (&raw const slots::dictionary::VTABLE).cast_mut(),
+                    context: std::ptr::null_mut(),
+                },
+                results: Results::default(),
+                process,
+            });
+            let ctx = Box::into_raw(ctx);
+            // SAFETY: just allocated; the dictionary's context is the
+            // instance context itself.
+            unsafe { (*ctx).dictionary.context = ctx.cast() };
+            // SAFETY: just allocated.
+            let c_ctx = unsafe { (*ctx).as_c() };
+            let bundle =
+                Box::into_raw(Box::new(ovstage_instance_t { vtable: &raw const slots::VTABLE, context: c_ctx }));
+            log::emit(log::Severity::Info, "ovstage", &format!("instance '{name}' created"));
+            // SAFETY: checked non-NULL; writable per the contract.
+            unsafe { out.write(bundle) };
+            Ok(())
+        })())
+    })
+}
+
+/// `ovstage_destroy_instance`.
+///
+/// # Safety
+/// `inst` is NULL or an undestroyed instance from `create`.
+pub(crate) unsafe fn destroy(inst: *mut ovstage_instance_t) -> ovstage_api_status_t {
+    guard("ovstage_destroy_instance", || {
+        if inst.is_null() {
+            return c_status(Status::Ok);
+        }
+        // SAFETY: forwarded.
+        if let Err(e) = unsafe { from_instance(inst, "ovstage_destroy_instance") } {
+            return crate::error::report(&e);
+        }
+        // SAFETY: `inst` and its context were made by `create` with
+        // `Box::into_raw` and are destroyed only here, once.
+        let (bundle, mut ctx) = unsafe { (Box::from_raw(inst), Box::from_raw((*inst).context.cast::<Context>())) };
+        ctx.magic = 0;
+        let name = ctx.stage.name().to_owned();
+        // Results still held are dropped before the stage (they pin its
+        // storage); the stage then finishes outstanding ops.
+        slots::dictionary::free_unreleased_errors(&ctx);
+        drop(std::mem::take(&mut ctx.results));
+        drop(ctx);
+        drop(bundle);
+        log::emit(log::Severity::Info, "ovstage", &format!("instance '{name}' destroyed"));
+        c_status(Status::Ok)
+    })
+}
+
+/// `ovstage_get_usd_stage_id`: no instance mirrors a USD stage here.
+///
+/// # Safety
+/// `inst` is NULL or live.
+pub(crate) unsafe fn get_usd_stage_id(inst: *mut ovstage_instance_t, out: *mut u64) -> ovstage_api_status_t {
+    guard("ovstage_get_usd_stage_id", || {
+        // SAFETY: forwarded.
+        if let Err(e) = unsafe { from_instance(inst, "ovstage_get_usd_stage_id") } {
+            return crate::error::report(&e);
+        }
+        if let Err(e) = strings::non_null(out, "ovstage_get_usd_stage_id: out_usd_stage_id") {
+            return crate::error::report(&e);
+        }
+        unsupported::status(
+            "ovstage_get_usd_stage_id",
+            "no instance mirrors a USD stage, since this library has no USD population",
+        )
+    })
+}
+
+/// Runs flat export `call` with the instance's context: NULL or destroyed
+/// instances are reported, panics become INTERNAL.
+///
+/// # Safety
+/// `inst` is NULL or a live instance.
+pub(crate) unsafe fn with_instance<R: crate::error::Failure>(
+    inst: *mut ovstage_instance_t,
+    call: &str,
+    body: impl FnOnce(&Context) -> R,
+) -> R {
+    guard(call, || {
+        // SAFETY: forwarded.
+        match unsafe { from_instance(inst, call) } {
+            Ok(c) => body(c),
+            Err(e) => {
+                crate::error::report(&e);
+                R::failure(e.status())
+            }
+        }
+    })
+}

@@ -1,0 +1,318 @@
+//! Results C holds: fetched read groups, map groups, query and hierarchy
+//! results, with the C-side arrays (tensors, shapes, ids) they point into.
+//! Each lives in a registry until C releases it; releasing an id the
+//! registry does not hold is INVALID_HANDLE, never a double free.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::CString;
+use std::sync::{Mutex, MutexGuard, RwLock};
+
+use ovstage_types::{DType, Error, MapHandle, Result};
+use slotmap::{DefaultKey, Key, KeyData, SlotMap};
+use stage::{HierarchyResult, MapGroup, QueryResult, ReadGroup};
+
+use crate::abi::api_types::{ovstage_data_t, ovstage_prim_group_t};
+use crate::abi::dlpack::{DLDataType, DLDevice, DLDeviceType, DLTensor};
+use crate::abi::ovx_string::ovx_string_or_token_t;
+use crate::abi::stage_types::ovstage_hierarchy_item_t;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Values C holds by id (ids are never 0 and never repeat for a live
+/// registry slot).
+pub(crate) struct Registry<T> {
+    slots: Mutex<SlotMap<DefaultKey, T>>,
+}
+
+impl<T> Default for Registry<T> {
+    fn default() -> Self {
+        Registry { slots: Mutex::new(SlotMap::new()) }
+    }
+}
+
+impl<T> Registry<T> {
+    /// Keeps `value`; returns its id and what `view` makes of it.
+    pub(crate) fn insert<V>(&self, value: T, view: impl FnOnce(u64, &T) -> V) -> V {
+        let mut slots = lock(&self.slots);
+        let key = slots.insert(value);
+        let id = key.data().as_ffi();
+        view(id, &slots[key])
+    }
+
+    /// Removes and returns the value with `id`.
+    pub(crate) fn remove(&self, id: u64) -> Option<T> {
+        lock(&self.slots).remove(KeyData::from_ffi(id).into())
+    }
+}
+
+/// The host device.
+const CPU: DLDevice = DLDevice { device_type: DLDeviceType(1), device_id: 0 };
+
+pub(crate) fn c_dtype(d: DType) -> DLDataType {
+    DLDataType { code: d.code as u8, bits: d.bits, lanes: d.lanes }
+}
+
+/// DLTensors over views, with the shape and stride arrays they point into.
+struct Tensors {
+    tensors: Box<[DLTensor]>,
+    _dims: Box<[i64]>,
+}
+
+impl Tensors {
+    /// Tensors of `(data, shape, strides)` with element type `dtype`.
+    fn new(dtype: DType, views: impl ExactSizeIterator<Item = (*const u8, Vec<i64>, Vec<i64>)>) -> Tensors {
+        let mut dims = Vec::new();
+        let mut parts = Vec::with_capacity(views.len());
+        for (data, shape, strides) in views {
+            parts.push((data, dims.len(), shape.len()));
+            dims.extend_from_slice(&shape);
+            dims.extend_from_slice(&strides);
+        }
+        let mut dims = dims.into_boxed_slice();
+        let base = dims.as_mut_ptr();
+        let tensors = parts
+            .into_iter()
+            .map(|(data, at, ndim)| DLTensor {
+                data: data.cast_mut().cast(),
+                device: CPU,
+                ndim: ndim as i32,
+                dtype: c_dtype(dtype),
+                // SAFETY: `at` and `at + ndim` are within `dims`, which this
+                // struct owns and never reallocates.
+                shape: unsafe { base.add(at) },
+                // SAFETY: as above.
+                strides: unsafe { base.add(at + ndim) },
+                byte_offset: 0,
+            })
+            .collect();
+        Tensors { tensors, _dims: dims }
+    }
+
+    fn empty() -> Tensors {
+        Tensors { tensors: Box::new([]), _dims: Box::new([]) }
+    }
+
+    fn as_ptr(&self) -> *const DLTensor {
+        if self.tensors.is_empty() { std::ptr::null() } else { self.tensors.as_ptr() }
+    }
+}
+
+fn dims(shape: &[u64]) -> Vec<i64> {
+    shape.iter().map(|d| *d as i64).collect()
+}
+
+fn compact_strides(shape: &[u64]) -> Vec<i64> {
+    let mut strides = vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1] as i64;
+    }
+    strides
+}
+
+fn prim_group(p: &stage::PrimGroup) -> ovstage_prim_group_t {
+    ovstage_prim_group_t {
+        list: p.list.get(),
+        offset: p.offset,
+        count: p.count,
+        index_map: p.index_map.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()),
+    }
+}
+
+/// A fetched read group and its C arrays.
+pub(crate) struct HeldGroup {
+    group: ReadGroup,
+    tensors: Tensors,
+}
+
+// SAFETY: the raw pointers inside point into `group`'s pinned immutable
+// storage and into `tensors`' own boxes; neither is tied to a thread.
+unsafe impl Send for HeldGroup {}
+
+impl HeldGroup {
+    pub(crate) fn new(group: ReadGroup) -> HeldGroup {
+        let tensors = match group.data() {
+            None => Tensors::empty(),
+            Some(data) => Tensors::new(
+                data.dtype(),
+                (0..data.tensor_count()).map(|i| {
+                    let t = data.tensor(i);
+                    (t.bytes().as_ptr(), dims(t.shape()), t.strides().to_vec())
+                }),
+            ),
+        };
+        HeldGroup { group, tensors }
+    }
+
+    pub(crate) fn into_group(self) -> ReadGroup {
+        self.group
+    }
+
+    /// The C view of this group under `id`.
+    pub(crate) fn view(&self, id: u64) -> crate::abi::api_types::ovstage_read_group_t {
+        use crate::abi::CBool;
+        let g = &self.group;
+        let (index_map, count) = match g.data().and_then(|d| d.index_map()) {
+            Some(m) => (m.as_ptr(), m.len() as u32),
+            None => (std::ptr::null(), 0),
+        };
+        crate::abi::api_types::ovstage_read_group_t {
+            read_group_id: id,
+            attribute: g.attribute().get(),
+            ordinal: g.ordinal().get(),
+            is_delete: CBool::from(g.is_delete()),
+            is_array: CBool::from(g.is_array()),
+            semantic: crate::abi::api_types::ovstage_attribute_semantic_t(g.semantic() as u32),
+            prims: prim_group(g.prims()),
+            data: ovstage_data_t {
+                tensors: self.tensors.as_ptr(),
+                tensor_count: self.tensors.tensors.len() as u32,
+                count,
+                index_map,
+                mask: std::ptr::null(),
+                cuda_sync: Default::default(),
+            },
+            meta: crate::abi::api_types::ovstage_attribute_meta_t {
+                attribute_write_floor_ordinal: g.meta().write_floor.get(),
+                layout_generation: g.meta().layout_generation,
+            },
+        }
+    }
+}
+
+/// A fetched writable map group and its C arrays.
+pub(crate) struct HeldMapGroup {
+    pub(crate) map: MapHandle,
+    group: MapGroup,
+    tensors: Tensors,
+}
+
+// SAFETY: the raw pointers point into `group`'s buffer (heap memory that
+// does not move with the struct) and `tensors`' own boxes.
+unsafe impl Send for HeldMapGroup {}
+
+impl HeldMapGroup {
+    pub(crate) fn new(map: MapHandle, mut group: MapGroup) -> HeldMapGroup {
+        let dtype = group.dtype();
+        let n = group.tensor_count();
+        let mut views = Vec::with_capacity(n);
+        for i in 0..n {
+            let shape = group.shape(i);
+            let data = group.tensor_bytes_mut(i).as_mut_ptr().cast_const();
+            views.push((data, dims(&shape), compact_strides(&shape)));
+        }
+        let tensors = Tensors::new(dtype, views.into_iter());
+        HeldMapGroup { map, group, tensors }
+    }
+
+    /// The address C identifies the group by (its tensor array).
+    pub(crate) fn key(&self) -> usize {
+        self.tensors.as_ptr() as usize
+    }
+
+    pub(crate) fn into_group(self) -> MapGroup {
+        self.group
+    }
+
+    pub(crate) fn view(&self) -> crate::abi::api_types::ovstage_map_group_t {
+        let meta = self.group.meta();
+        crate::abi::api_types::ovstage_map_group_t {
+            prims: prim_group(self.group.prims()),
+            data: ovstage_data_t {
+                tensors: self.tensors.as_ptr(),
+                tensor_count: self.tensors.tensors.len() as u32,
+                count: 0,
+                index_map: std::ptr::null(),
+                mask: std::ptr::null(),
+                cuda_sync: Default::default(),
+            },
+            meta: crate::abi::api_types::ovstage_attribute_meta_t {
+                attribute_write_floor_ordinal: meta.write_floor.get(),
+                layout_generation: meta.layout_generation,
+            },
+        }
+    }
+}
+
+/// A fetched query result and its attribute token array.
+pub(crate) struct HeldQueryResult {
+    pub(crate) result: QueryResult,
+    pub(crate) attributes: Box<[u64]>,
+}
+
+/// A fetched hierarchy result and its C arrays.
+pub(crate) struct HeldHierarchy {
+    pub(crate) ordinal: u64,
+    pub(crate) items: Box<[ovstage_hierarchy_item_t]>,
+    pub(crate) paths: Box<[ovx_string_or_token_t]>,
+    _texts: Vec<CString>,
+}
+
+// SAFETY: the path views point into `_texts`, owned by the struct.
+unsafe impl Send for HeldHierarchy {}
+
+impl HeldHierarchy {
+    pub(crate) fn new(result: &HierarchyResult, text: impl Fn(ovstage_types::PrimPath) -> String) -> HeldHierarchy {
+        let mut texts = Vec::new();
+        let mut items = Vec::with_capacity(result.items.len());
+        for item in &result.items {
+            items.push(ovstage_hierarchy_item_t {
+                status: crate::error::c_status(item.status),
+                path_offset: texts.len(),
+                path_count: item.paths.len(),
+            });
+            texts.extend(item.paths.iter().map(|p| crate::error::c_string(&text(*p))));
+        }
+        let paths = texts.iter().map(|t| ovx_string_or_token_t { token: 0, string: crate::error::view(t) }).collect();
+        HeldHierarchy { ordinal: result.ordinal.get(), items: items.into_boxed_slice(), paths, _texts: texts }
+    }
+}
+
+/// Everything an instance holds for C.
+#[derive(Default)]
+pub(crate) struct Results {
+    pub(crate) groups: Registry<HeldGroup>,
+    pub(crate) query_results: Registry<HeldQueryResult>,
+    pub(crate) hierarchies: Registry<HeldHierarchy>,
+    /// Fetched, uncommitted map groups by the address of their tensors.
+    pub(crate) map_groups: Mutex<HashMap<usize, HeldMapGroup>>,
+    /// NUL-terminated token texts handed out by `get_strings_from_tokens`.
+    pub(crate) token_texts: RwLock<HashMap<u64, CString>>,
+    /// Error messages of dictionary results not released yet.
+    pub(crate) dictionary_errors: Mutex<HashSet<usize>>,
+}
+
+impl Results {
+    /// Keeps a fetched map group; returns its C view.
+    pub(crate) fn hold_map_group(&self, held: HeldMapGroup) -> crate::abi::api_types::ovstage_map_group_t {
+        let view = held.view();
+        lock(&self.map_groups).insert(held.key(), held);
+        view
+    }
+
+    /// Takes back the map group C identifies by its tensor array.
+    pub(crate) fn take_map_group(&self, map: MapHandle, tensors: usize) -> Result<MapGroup> {
+        let mut groups = lock(&self.map_groups);
+        match groups.get(&tensors) {
+            Some(h) if h.map == map => Ok(groups.remove(&tensors).expect("present").into_group()),
+            Some(_) => Err(Error::invalid_argument(format!(
+                "unmap_group: the group belongs to another map session than {map}"
+            ))),
+            None => Err(Error::invalid_handle(
+                "unmap_group: the group is not an uncommitted group of a map session (already committed, or not from fetch_map_next)",
+            )),
+        }
+    }
+
+    /// Takes back every fetched, uncommitted group of `map`.
+    pub(crate) fn take_map_groups(&self, map: MapHandle) -> Vec<MapGroup> {
+        let mut groups = lock(&self.map_groups);
+        let keys: Vec<usize> = groups.iter().filter(|(_, h)| h.map == map).map(|(k, _)| *k).collect();
+        keys.into_iter().filter_map(|k| groups.remove(&k)).map(HeldMapGroup::into_group).collect()
+    }
+
+    pub(crate) fn lock_errors(&self) -> MutexGuard<'_, HashSet<usize>> {
+        lock(&self.dictionary_errors)
+    }
+}

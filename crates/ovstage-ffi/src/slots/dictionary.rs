@@ -1,0 +1,381 @@
+//! The path dictionary's function table, over the stage's dictionary.
+//!
+//! Failures return `OVX_API_ERROR` with a NUL-terminated message allocated
+//! here and freed by `release_error`; the instance keeps track of the
+//! messages it handed out, so releasing anything else is a logged no-op
+//! rather than a bad free.
+
+use std::ffi::{CString, c_char};
+
+use ovstage_types::{Error, PathList, PrimPath, Result, Token};
+
+use crate::abi::ovx_string::{ovx_string_t, ovx_token_t};
+use crate::abi::ovx_types::{ovx_api_result_t, ovx_api_status_t, ovx_primpath_list_t, ovx_primpath_t};
+use crate::abi::path_dictionary::path_dictionary_context_t;
+use crate::abi::path_dictionary_vtable::path_dictionary_vtable_t;
+use crate::error::{self, guard};
+use crate::instance::{self, Context};
+use crate::{log, strings};
+
+/// The function table every instance's dictionary shares.
+pub(crate) static VTABLE: path_dictionary_vtable_t = path_dictionary_vtable_t {
+    create_tokens_from_strings: Some(create_tokens_from_strings),
+    create_paths_from_tokens: Some(create_paths_from_tokens),
+    create_paths_from_strings: Some(create_paths_from_strings),
+    create_path_list_from_paths: Some(create_path_list_from_paths),
+    create_path_list_from_strings: Some(create_path_list_from_strings),
+    add_path_list_reference: Some(add_path_list_reference),
+    release_path_list_reference: Some(release_path_list_reference),
+    get_strings_from_tokens: Some(get_strings_from_tokens),
+    get_tokens_from_paths: Some(get_tokens_from_paths),
+    get_num_paths_from_path_list: Some(get_num_paths_from_path_list),
+    get_paths_from_path_list: Some(get_paths_from_path_list),
+    release_error: Some(release_error),
+};
+
+const SUCCESS: ovx_api_result_t = ovx_api_result_t { status: ovx_api_status_t(0), error: ovx_string_t::NONE };
+
+/// An error result whose message the context tracks until released.
+fn failure(c: Option<&Context>, e: &Error) -> ovx_api_result_t {
+    let text = e.to_string();
+    error::set_last_error(&text);
+    let Some(c) = c else {
+        // Without a context there is nowhere to track the message.
+        return ovx_api_result_t { status: ovx_api_status_t(1), error: ovx_string_t::NONE };
+    };
+    let raw = error::c_string(&text).into_raw();
+    c.results.lock_errors().insert(raw as usize);
+    ovx_api_result_t { status: ovx_api_status_t(1), error: ovx_string_t { ptr: raw, length: text.len() } }
+}
+
+/// Runs a dictionary function with its context.
+///
+/// # Safety
+/// `ctx` is NULL or the dictionary context of a live instance.
+unsafe fn run(
+    ctx: *mut path_dictionary_context_t,
+    call: &str,
+    body: impl FnOnce(&Context) -> Result<()>,
+) -> ovx_api_result_t {
+    guard(call, || {
+        // SAFETY: forwarded.
+        match unsafe { instance::dictionary_context(ctx, call) } {
+            Err(e) => failure(None, &e),
+            Ok(c) => match body(c) {
+                Ok(()) => SUCCESS,
+                Err(e) => failure(Some(c), &e.prefixed(call)),
+            },
+        }
+    })
+}
+
+/// Writes `values` to an output array of at least `values.len()` entries.
+///
+/// # Safety
+/// `out` is NULL or writable for `values.len()` entries.
+unsafe fn put_all<T: Copy>(out: *mut T, values: &[T], what: &str) -> Result<()> {
+    if values.is_empty() {
+        return Ok(());
+    }
+    strings::non_null(out, what)?;
+    // SAFETY: non-NULL and writable for `values.len()` entries per the caller.
+    unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), out, values.len()) };
+    Ok(())
+}
+
+fn path(raw: u64, what: &str) -> Result<PrimPath> {
+    PrimPath::from_raw(raw).ok_or_else(|| Error::invalid_argument(format!("{what} is the invalid path 0")))
+}
+
+fn list(raw: u64) -> Result<PathList> {
+    PathList::from_raw(raw).ok_or_else(|| Error::invalid_handle("0 is OVX_INVALID_PRIMPATH_LIST"))
+}
+
+unsafe extern "C" fn create_tokens_from_strings(
+    ctx: *mut path_dictionary_context_t,
+    strings_in: *const ovx_string_t,
+    n: usize,
+    out: *mut ovx_token_t,
+) -> ovx_api_result_t {
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        run(ctx, "create_tokens_from_strings", |c| {
+            let texts = strings::texts(strings_in, n, "strings")?;
+            let tokens: Vec<u64> = c.stage.paths().intern_tokens(&texts)?.iter().map(|t| t.get()).collect();
+            put_all(out, &tokens, "out_tokens")
+        })
+    }
+}
+
+unsafe extern "C" fn create_paths_from_tokens(
+    ctx: *mut path_dictionary_context_t,
+    tokens_per_path: *const ovx_token_t,
+    num_tokens_per_path: *const usize,
+    n: usize,
+    out: *mut ovx_primpath_t,
+) -> ovx_api_result_t {
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        run(ctx, "create_paths_from_tokens", |c| {
+            strings::non_null(tokens_per_path, "tokens_per_path")?;
+            let counts = strings::slice(num_tokens_per_path, n, "num_tokens_per_path")?;
+            let total = counts.iter().try_fold(0usize, |a, k| a.checked_add(*k));
+            let total = total.ok_or_else(|| Error::invalid_argument("num_tokens_per_path adds up past usize"))?;
+            let all = strings::slice(tokens_per_path, total, "tokens_per_path")?;
+            let mut paths = Vec::with_capacity(n);
+            let mut at = 0;
+            for (i, k) in counts.iter().enumerate() {
+                let tokens = all[at..at + k]
+                    .iter()
+                    .enumerate()
+                    .map(|(j, t)| {
+                        Token::from_raw(*t).ok_or_else(|| {
+                            Error::invalid_argument(format!("path {i}: component {j} is the invalid token 0"))
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                at += k;
+                paths.push(
+                    c.stage.paths().path_from_tokens(&tokens).map_err(|e| e.prefixed(&format!("path {i}")))?.get(),
+                );
+            }
+            put_all(out, &paths, "out_prim_paths")
+        })
+    }
+}
+
+unsafe extern "C" fn create_paths_from_strings(
+    ctx: *mut path_dictionary_context_t,
+    path_strings: *const ovx_string_t,
+    n: usize,
+    out: *mut ovx_primpath_t,
+) -> ovx_api_result_t {
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        run(ctx, "create_paths_from_strings", |c| {
+            let texts = strings::texts(path_strings, n, "path_strings")?;
+            let paths: Vec<u64> = c.stage.paths().intern_paths(&texts)?.iter().map(|p| p.get()).collect();
+            put_all(out, &paths, "out_prim_paths")
+        })
+    }
+}
+
+unsafe extern "C" fn create_path_list_from_paths(
+    ctx: *mut path_dictionary_context_t,
+    paths: *const ovx_primpath_t,
+    n: usize,
+    out: *mut ovx_primpath_list_t,
+) -> ovx_api_result_t {
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        run(ctx, "create_path_list_from_paths", |c| {
+            strings::non_null(out, "out_path_list")?;
+            let raw = strings::slice(paths, n, "paths")?;
+            let paths =
+                raw.iter().enumerate().map(|(i, p)| path(*p, &format!("paths[{i}]"))).collect::<Result<Vec<_>>>()?;
+            let l = c.stage.paths().create_path_list(&paths)?;
+            out.write(l.get());
+            Ok(())
+        })
+    }
+}
+
+unsafe extern "C" fn create_path_list_from_strings(
+    ctx: *mut path_dictionary_context_t,
+    path_strings: *const ovx_string_t,
+    n: usize,
+    out: *mut ovx_primpath_list_t,
+) -> ovx_api_result_t {
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        run(ctx, "create_path_list_from_strings", |c| {
+            strings::non_null(out, "out_path_list")?;
+            let texts = strings::texts(path_strings, n, "path_strings")?;
+            let l = c.stage.paths().create_path_list_from_strings(&texts)?;
+            out.write(l.get());
+            Ok(())
+        })
+    }
+}
+
+unsafe extern "C" fn add_path_list_reference(
+    ctx: *mut path_dictionary_context_t,
+    raw: ovx_primpath_list_t,
+) -> ovx_api_result_t {
+    // SAFETY: the contract's precondition on `ctx`.
+    unsafe {
+        run(ctx, "add_path_list_reference", |c| {
+            if raw == 0 {
+                return Ok(());
+            }
+            c.stage.paths().add_path_list_reference(list(raw)?)
+        })
+    }
+}
+
+unsafe extern "C" fn release_path_list_reference(
+    ctx: *mut path_dictionary_context_t,
+    raw: ovx_primpath_list_t,
+) -> ovx_api_result_t {
+    // SAFETY: the contract's precondition on `ctx`.
+    unsafe {
+        run(ctx, "release_path_list_reference", |c| {
+            if raw == 0 {
+                return Ok(());
+            }
+            c.stage.paths().release_path_list_reference(list(raw)?)
+        })
+    }
+}
+
+unsafe extern "C" fn get_strings_from_tokens(
+    ctx: *mut path_dictionary_context_t,
+    tokens: *const ovx_token_t,
+    n: usize,
+    out: *mut ovx_string_t,
+) -> ovx_api_result_t {
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        run(ctx, "get_strings_from_tokens", |c| {
+            let raw = strings::slice(tokens, n, "tokens")?;
+            let mut views = Vec::with_capacity(n);
+            for (i, t) in raw.iter().enumerate() {
+                let token = Token::from_raw(*t)
+                    .ok_or_else(|| Error::invalid_argument(format!("tokens[{i}] is the invalid token 0")))?;
+                views.push(token_view(c, token)?);
+            }
+            put_all(out, &views, "out_strings")
+        })
+    }
+}
+
+/// A NUL-terminated view of a token's text, owned by the instance for its
+/// lifetime (the text is made once per token).
+fn token_view(c: &Context, token: Token) -> Result<ovx_string_t> {
+    if let Some(s) = c.results.token_texts.read().unwrap_or_else(|e| e.into_inner()).get(&token.get()) {
+        return Ok(error::view(s));
+    }
+    let text = c.stage.paths().token_text(token)?;
+    let mut texts = c.results.token_texts.write().unwrap_or_else(|e| e.into_inner());
+    let s: &CString = texts.entry(token.get()).or_insert_with(|| error::c_string(&text));
+    Ok(error::view(s))
+}
+
+#[allow(clippy::too_many_arguments)] // the contract's signature
+unsafe extern "C" fn get_tokens_from_paths(
+    ctx: *mut path_dictionary_context_t,
+    prim_paths: *const ovx_primpath_t,
+    n: usize,
+    token_buffer: *mut ovx_token_t,
+    token_buffer_size: usize,
+    out_tokens_per_path: *mut *mut ovx_token_t,
+    out_num_tokens_per_path: *mut usize,
+    out_num_paths_processed: *mut usize,
+) -> ovx_api_result_t {
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        run(ctx, "get_tokens_from_paths", |c| {
+            strings::non_null(out_num_paths_processed, "out_num_paths_processed")?;
+            out_num_paths_processed.write(0);
+            let raw = strings::slice(prim_paths, n, "prim_paths")?;
+            if n > 0 {
+                strings::non_null(out_tokens_per_path, "out_tokens_per_path")?;
+                strings::non_null(out_num_tokens_per_path, "out_num_tokens_per_path")?;
+            }
+            if token_buffer_size > 0 {
+                strings::non_null(token_buffer, "token_buffer")?;
+            }
+            let mut used = 0usize;
+            for (i, p) in raw.iter().enumerate() {
+                let tokens = c.stage.paths().path_tokens(path(*p, &format!("prim_paths[{i}]"))?)?;
+                if tokens.len() > token_buffer_size - used {
+                    break;
+                }
+                let at = token_buffer.wrapping_add(used);
+                for (j, t) in tokens.iter().enumerate() {
+                    at.add(j).write(t.get());
+                }
+                out_tokens_per_path.add(i).write(at);
+                out_num_tokens_per_path.add(i).write(tokens.len());
+                used += tokens.len();
+                out_num_paths_processed.write(i + 1);
+            }
+            Ok(())
+        })
+    }
+}
+
+unsafe extern "C" fn get_num_paths_from_path_list(
+    ctx: *mut path_dictionary_context_t,
+    raw: ovx_primpath_list_t,
+    out: *mut usize,
+) -> ovx_api_result_t {
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        run(ctx, "get_num_paths_from_path_list", |c| {
+            strings::non_null(out, "out_num_paths")?;
+            out.write(c.stage.paths().path_list_len(list(raw)?)?);
+            Ok(())
+        })
+    }
+}
+
+unsafe extern "C" fn get_paths_from_path_list(
+    ctx: *mut path_dictionary_context_t,
+    raw: ovx_primpath_list_t,
+    start: usize,
+    max: usize,
+    out_paths: *mut ovx_primpath_t,
+    out_num: *mut usize,
+) -> ovx_api_result_t {
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        run(ctx, "get_paths_from_path_list", |c| {
+            strings::non_null(out_num, "out_num_paths")?;
+            out_num.write(0);
+            let paths = c.stage.paths().path_list_paths(list(raw)?)?;
+            if start > paths.len() {
+                return Err(Error::invalid_argument(format!(
+                    "start_offset {start} is past the end of the list ({} paths)",
+                    paths.len()
+                )));
+            }
+            let end = start + max.min(paths.len() - start);
+            let ids: Vec<u64> = paths[start..end].iter().map(|p| p.get()).collect();
+            put_all(out_paths, &ids, "out_paths")?;
+            out_num.write(ids.len());
+            Ok(())
+        })
+    }
+}
+
+unsafe extern "C" fn release_error(ctx: *mut path_dictionary_context_t, e: ovx_string_t) {
+    guard("release_error", || {
+        if e.ptr.is_null() {
+            return;
+        }
+        // SAFETY: the contract's precondition on `ctx`.
+        let Ok(c) = (unsafe { instance::dictionary_context(ctx, "release_error") }) else { return };
+        if c.results.lock_errors().remove(&(e.ptr as usize)) {
+            // SAFETY: the pointer came from `CString::into_raw` in `failure`
+            // and was tracked until now, so it is freed exactly once.
+            drop(unsafe { CString::from_raw(e.ptr.cast_mut()) });
+        } else {
+            log::emit(
+                log::Severity::Warning,
+                "ovstage.paths",
+                "release_error: the string is not an unreleased error of this dictionary; ignored",
+            );
+        }
+    })
+}
+
+/// Frees the messages of results never released (called when the instance
+/// goes away).
+pub(crate) fn free_unreleased_errors(c: &Context) {
+    for ptr in c.results.lock_errors().drain() {
+        // SAFETY: every tracked pointer came from `CString::into_raw` and is
+        // freed once, here or in `release_error`.
+        drop(unsafe { CString::from_raw(ptr as *mut c_char) });
+    }
+}

@@ -1,0 +1,153 @@
+//! Map sessions: writable groups filled in place and committed.
+
+use ovstage_types::{AttributeMode, DType, DTypeCode, Error, MapHandle, Result, Semantic, Status, Timeout};
+use stage::MapDesc;
+
+use super::queries::query_handle;
+use super::writes::prim_mode;
+use super::{enqueue_slot, handle_slot, in_call, with_context};
+use crate::abi::api_types::{
+    ovstage_api_status_t, ovstage_context_t, ovstage_cuda_sync_t, ovstage_enqueue_result_t, ovstage_map_desc_t,
+    ovstage_map_group_t, ovstage_map_handle_t, ovstage_ordinal_t, ovstage_query_handle_t, ovstage_timeout_ns_t,
+};
+use crate::error::{c_status, report};
+use crate::results::HeldMapGroup;
+use crate::strings;
+
+fn map_handle(raw: u64, call: &str) -> Result<MapHandle> {
+    MapHandle::from_raw(raw).ok_or_else(|| Error::invalid_handle(format!("{call}: 0 is OVSTAGE_INVALID_MAP_HANDLE")))
+}
+
+/// Host sessions have no device work to wait for.
+fn host_sync(sync: ovstage_cuda_sync_t, call: &str) -> Result<()> {
+    if sync.stream != 0 || sync.wait_event != 0 {
+        return Err(Error::invalid_argument(format!(
+            "{call}: write_done_sync must be zero for a session mapped on the host (stream {}, event {})",
+            sync.stream, sync.wait_event
+        )));
+    }
+    Ok(())
+}
+
+/// `map_attribute`.
+pub(super) unsafe extern "C" fn map_attribute(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_query_handle_t,
+    desc: *const ovstage_map_desc_t,
+    ordinal: ovstage_ordinal_t,
+    element_sizes: *const usize,
+    element_count: usize,
+    out: *mut ovstage_map_handle_t,
+) -> ovstage_enqueue_result_t {
+    const CALL: &str = "map_attribute";
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        handle_slot(ctx, CALL, out, |c| {
+            strings::non_null(desc, &format!("{CALL}: desc"))?;
+            let d = &*desc;
+            let q = query_handle(handle, CALL)?;
+            let attribute = strings::attribute(d.attribute, &format!("{CALL}: desc->attribute"))?;
+            let dtype = if (d.dtype.code, d.dtype.bits, d.dtype.lanes) == (0, 0, 0) {
+                None
+            } else {
+                let code = DTypeCode::from_raw(d.dtype.code).ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "{CALL}: desc->dtype.code {} is not a DLPack type code",
+                        d.dtype.code
+                    ))
+                })?;
+                Some(DType::new(code, d.dtype.bits, d.dtype.lanes))
+            };
+            let semantic = Semantic::from_raw(d.semantic.0).ok_or_else(|| {
+                Error::invalid_argument(format!("{CALL}: desc->semantic {} is not a contract value", d.semantic.0))
+            })?;
+            let attribute_mode = AttributeMode::from_raw(d.attribute_mode.0).ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "{CALL}: desc->attribute_mode {} is not REJECT or FORCE",
+                    d.attribute_mode.0
+                ))
+            })?;
+            let desc = MapDesc { attribute, dtype, semantic, prim_mode: prim_mode(d.prim_mode, CALL)?, attribute_mode };
+            let sizes = if element_sizes.is_null() {
+                if element_count != 0 {
+                    return Err(Error::invalid_argument(format!(
+                        "{CALL}: element_sizes is NULL but element_count is {element_count}"
+                    )));
+                }
+                None
+            } else {
+                let s = strings::slice(element_sizes, element_count, &format!("{CALL}: element_sizes"))?;
+                Some(s.iter().map(|n| *n as u64).collect::<Vec<u64>>())
+            };
+            let e = c.stage.map_attribute(q, desc, ordinal, sizes.as_deref()).map_err(in_call(CALL))?;
+            Ok((e.handle.get(), e.op))
+        })
+    }
+}
+
+/// `fetch_map_next`: END_OF_ITERATION after the last group.
+pub(super) unsafe extern "C" fn fetch_map_next(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_map_handle_t,
+    timeout: ovstage_timeout_ns_t,
+    out: *mut ovstage_map_group_t,
+) -> ovstage_api_status_t {
+    const CALL: &str = "fetch_map_next";
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        with_context(ctx, CALL, |c| {
+            let fetched = (|| {
+                strings::non_null(out, &format!("{CALL}: out_group"))?;
+                let m = map_handle(handle, CALL)?;
+                Ok((m, c.stage.fetch_map_next(m, Timeout::from_nanos(timeout)).map_err(in_call(CALL))?))
+            })();
+            match fetched {
+                Ok((m, Some(group))) => {
+                    out.write(c.results.hold_map_group(HeldMapGroup::new(m, group)));
+                    c_status(Status::Ok)
+                }
+                Ok((_, None)) => c_status(Status::EndOfIteration),
+                Err(e) => report(&e),
+            }
+        })
+    }
+}
+
+/// `unmap_group`.
+pub(super) unsafe extern "C" fn unmap_group(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_map_handle_t,
+    group: *const ovstage_map_group_t,
+    sync: ovstage_cuda_sync_t,
+) -> ovstage_enqueue_result_t {
+    const CALL: &str = "unmap_group";
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        enqueue_slot(ctx, CALL, |c| {
+            let m = map_handle(handle, CALL)?;
+            strings::non_null(group, &format!("{CALL}: group"))?;
+            host_sync(sync, CALL)?;
+            let g = c.results.take_map_group(m, (*group).data.tensors as usize)?;
+            c.stage.unmap_group(m, g).map_err(in_call(CALL))
+        })
+    }
+}
+
+/// `unmap_attribute`: commits every group not committed yet and ends the
+/// session.
+pub(super) unsafe extern "C" fn unmap_attribute(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_map_handle_t,
+    sync: ovstage_cuda_sync_t,
+) -> ovstage_enqueue_result_t {
+    const CALL: &str = "unmap_attribute";
+    // SAFETY: the contract's precondition on `ctx`.
+    unsafe {
+        enqueue_slot(ctx, CALL, |c| {
+            let m = map_handle(handle, CALL)?;
+            host_sync(sync, CALL)?;
+            let groups = c.results.take_map_groups(m);
+            c.stage.unmap_attribute(m, groups).map_err(in_call(CALL))
+        })
+    }
+}

@@ -1,0 +1,107 @@
+//! Reads: enqueue, fetch groups, release groups and handles.
+
+use ovstage_types::{Error, OrdinalRange, ReadHandle, Result, Status, Timeout};
+
+use super::queries::query_handle;
+use super::{enqueue_slot, handle_slot, in_call, with_context};
+use crate::abi::api_types::{
+    ovstage_api_status_t, ovstage_context_t, ovstage_enqueue_result_t, ovstage_ordinal_range_t, ovstage_query_handle_t,
+    ovstage_read_group_t, ovstage_read_handle_t, ovstage_timeout_ns_t,
+};
+use crate::abi::ovx_string::ovx_token_t;
+use crate::error::{c_status, report};
+use crate::results::HeldGroup;
+use crate::strings;
+
+fn read_handle(raw: u64, call: &str) -> Result<ReadHandle> {
+    ReadHandle::from_raw(raw).ok_or_else(|| Error::invalid_handle(format!("{call}: 0 is OVSTAGE_INVALID_READ_HANDLE")))
+}
+
+/// The stage's range for a C range.
+pub(crate) fn range(r: &ovstage_ordinal_range_t, call: &str) -> Result<OrdinalRange> {
+    if r.has_start_ordinal.get() {
+        OrdinalRange::changes(r.start_ordinal, r.end_ordinal).map_err(|e| e.prefixed(call))
+    } else {
+        Ok(OrdinalRange::snapshot(r.end_ordinal))
+    }
+}
+
+/// `read_attributes`.
+pub(super) unsafe extern "C" fn read_attributes(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_query_handle_t,
+    attrs: *const ovx_token_t,
+    attr_count: usize,
+    r: ovstage_ordinal_range_t,
+    out: *mut ovstage_read_handle_t,
+) -> ovstage_enqueue_result_t {
+    const CALL: &str = "read_attributes";
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        handle_slot(ctx, CALL, out, |c| {
+            let q = query_handle(handle, CALL)?;
+            let attrs = strings::tokens(attrs, attr_count, &format!("{CALL}: attrs"))?;
+            let e = c.stage.read_attributes(q, &attrs, range(&r, CALL)?).map_err(in_call(CALL))?;
+            Ok((e.handle.get(), e.op))
+        })
+    }
+}
+
+/// `fetch_read_next`: END_OF_ITERATION after the last group.
+pub(super) unsafe extern "C" fn fetch_read_next(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_read_handle_t,
+    timeout: ovstage_timeout_ns_t,
+    out: *mut ovstage_read_group_t,
+) -> ovstage_api_status_t {
+    const CALL: &str = "fetch_read_next";
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        with_context(ctx, CALL, |c| {
+            let fetched = (|| {
+                strings::non_null(out, &format!("{CALL}: out_group"))?;
+                let r = read_handle(handle, CALL)?;
+                c.stage.fetch_read_next(r, Timeout::from_nanos(timeout)).map_err(in_call(CALL))
+            })();
+            match fetched {
+                Ok(Some(group)) => {
+                    let view = c.results.groups.insert(HeldGroup::new(group), |id, held| held.view(id));
+                    out.write(view);
+                    c_status(Status::Ok)
+                }
+                Ok(None) => c_status(Status::EndOfIteration),
+                Err(e) => report(&e),
+            }
+        })
+    }
+}
+
+/// `release_group`.
+pub(super) unsafe extern "C" fn release_group(
+    ctx: *mut ovstage_context_t,
+    group: *const ovstage_read_group_t,
+) -> ovstage_api_status_t {
+    const CALL: &str = "release_group";
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        super::sync_slot(ctx, CALL, |c| {
+            strings::non_null(group, &format!("{CALL}: group"))?;
+            let id = (*group).read_group_id;
+            let held = c.results.groups.remove(id).ok_or_else(|| {
+                Error::invalid_handle(format!("{CALL}: read group {id:#x} is unknown or already released"))
+            })?;
+            c.stage.release_group(held.into_group());
+            Ok(())
+        })
+    }
+}
+
+/// `release_read`.
+pub(super) unsafe extern "C" fn release_read(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_read_handle_t,
+) -> ovstage_enqueue_result_t {
+    const CALL: &str = "release_read";
+    // SAFETY: the contract's precondition on `ctx`.
+    unsafe { enqueue_slot(ctx, CALL, |c| c.stage.release_read(read_handle(handle, CALL)?).map_err(in_call(CALL))) }
+}

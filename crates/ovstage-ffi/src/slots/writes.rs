@@ -1,0 +1,106 @@
+//! Copy-in writes and deletes.
+
+use ovstage_types::{Error, PrimMode, Result};
+use stage::AttributeWrite;
+
+use super::queries::query_handle;
+use super::{enqueue_slot, in_call};
+use crate::abi::api_types::{
+    ovstage_attribute_write_t, ovstage_context_t, ovstage_enqueue_result_t, ovstage_ordinal_t, ovstage_prim_mode_t,
+    ovstage_query_handle_t, ovstage_write_data_t,
+};
+use crate::abi::ovx_string::ovx_string_or_token_t;
+use crate::{strings, tensors};
+
+pub(crate) fn prim_mode(raw: ovstage_prim_mode_t, call: &str) -> Result<PrimMode> {
+    PrimMode::from_raw(raw.0)
+        .ok_or_else(|| Error::invalid_argument(format!("{call}: prim_mode {} is not UPSERT (0) or INSERT (1)", raw.0)))
+}
+
+/// `write_attribute`.
+pub(super) unsafe extern "C" fn write_attribute(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_query_handle_t,
+    attribute: ovx_string_or_token_t,
+    ordinal: ovstage_ordinal_t,
+    data: ovstage_write_data_t,
+    mode: ovstage_prim_mode_t,
+) -> ovstage_enqueue_result_t {
+    const CALL: &str = "write_attribute";
+    // Ownership of managed tensors passes at entry, whatever happens next.
+    // SAFETY: the payload's arrays are readable per the contract.
+    let managed = unsafe { tensors::take_managed(&[&data], CALL) };
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        enqueue_slot(ctx, CALL, |c| {
+            let managed = managed?.pop().unwrap_or_default();
+            let mode = prim_mode(mode, CALL)?;
+            let attr = strings::attribute(attribute, &format!("{CALL}: attribute"))?;
+            let q = query_handle(handle, CALL)?;
+            let data = tensors::write_data(&data, managed, CALL)?;
+            c.stage.write_attribute(q, attr, ordinal, data, mode).map_err(in_call(CALL))
+        })
+    }
+}
+
+/// `write_attributes`.
+pub(super) unsafe extern "C" fn write_attributes(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_query_handle_t,
+    writes: *const ovstage_attribute_write_t,
+    write_count: usize,
+    ordinal: ovstage_ordinal_t,
+    mode: ovstage_prim_mode_t,
+) -> ovstage_enqueue_result_t {
+    const CALL: &str = "write_attributes";
+    // SAFETY: `write_count` readable entries per the contract (or NULL).
+    let entries = unsafe { strings::slice(writes, write_count, &format!("{CALL}: writes")) };
+    // Ownership of every managed tensor passes at entry, whatever happens
+    // next.
+    let managed = entries.as_ref().ok().map(|entries| {
+        let payloads: Vec<&ovstage_write_data_t> = entries.iter().map(|w| &w.data).collect();
+        // SAFETY: each payload's arrays are readable per the contract.
+        unsafe { tensors::take_managed(&payloads, CALL) }
+    });
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        enqueue_slot(ctx, CALL, |c| {
+            let entries = entries?;
+            let managed = managed.expect("taken when the entries are readable")?;
+            let mode = prim_mode(mode, CALL)?;
+            let q = query_handle(handle, CALL)?;
+            let mut batch = Vec::with_capacity(entries.len());
+            for (i, (w, managed)) in entries.iter().zip(managed).enumerate() {
+                let what = format!("{CALL}: writes[{i}]");
+                let attribute = strings::attribute(w.attribute, &format!("{what}.attribute"))?;
+                let data = tensors::write_data(&w.data, managed, &what)?;
+                batch.push(AttributeWrite { attribute, data });
+            }
+            c.stage.write_attributes(q, batch, ordinal, mode).map_err(in_call(CALL))
+        })
+    }
+}
+
+/// `delete_attributes` (no attributes: whole prims).
+pub(super) unsafe extern "C" fn delete_attributes(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_query_handle_t,
+    attributes: *const ovx_string_or_token_t,
+    attribute_count: usize,
+    ordinal: ovstage_ordinal_t,
+) -> ovstage_enqueue_result_t {
+    const CALL: &str = "delete_attributes";
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        enqueue_slot(ctx, CALL, |c| {
+            let q = query_handle(handle, CALL)?;
+            let raw = strings::slice(attributes, attribute_count, &format!("{CALL}: attributes"))?;
+            let attrs = raw
+                .iter()
+                .enumerate()
+                .map(|(i, a)| strings::attribute(*a, &format!("{CALL}: attributes[{i}]")))
+                .collect::<Result<Vec<_>>>()?;
+            c.stage.delete_attributes(q, &attrs, ordinal).map_err(in_call(CALL))
+        })
+    }
+}

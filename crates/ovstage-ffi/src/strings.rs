@@ -1,0 +1,122 @@
+//! Reading C arguments: string views, arrays, attribute names, enum
+//! carriers. Every reader checks for NULL before it dereferences.
+
+use std::ffi::{CStr, c_char};
+
+use ovstage_types::{Error, Result, Token};
+use stage::AttrRef;
+
+use crate::abi::ovx_string::{ovx_string_or_token_t, ovx_string_t};
+
+/// The text of a string view: `{NULL, 0}` is empty; NULL with a length,
+/// and bytes that are not UTF-8, are INVALID_ARGUMENT naming `what`.
+///
+/// # Safety
+/// A non-NULL `s.ptr` points to `s.length` readable bytes that outlive `'a`.
+pub(crate) unsafe fn text<'a>(s: ovx_string_t, what: &str) -> Result<&'a str> {
+    if s.ptr.is_null() {
+        return if s.length == 0 {
+            Ok("")
+        } else {
+            Err(Error::invalid_argument(format!("{what}: NULL string with length {}", s.length)))
+        };
+    }
+    // SAFETY: the caller guarantees `length` readable bytes at `ptr`.
+    let bytes = unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.length) };
+    std::str::from_utf8(bytes).map_err(|e| Error::invalid_argument(format!("{what}: not UTF-8 ({e})")))
+}
+
+/// A NUL-terminated C string argument (NULL is INVALID_ARGUMENT).
+///
+/// # Safety
+/// A non-NULL `s` points to a NUL-terminated string that outlives `'a`.
+pub(crate) unsafe fn c_text<'a>(s: *const c_char, what: &str) -> Result<&'a str> {
+    if s.is_null() {
+        return Err(Error::invalid_argument(format!("{what} is NULL")));
+    }
+    // SAFETY: the caller guarantees a NUL-terminated string.
+    let c = unsafe { CStr::from_ptr(s) };
+    c.to_str().map_err(|e| Error::invalid_argument(format!("{what}: not UTF-8 ({e})")))
+}
+
+/// An array argument of `len` elements: NULL is fine only when `len` is 0.
+///
+/// # Safety
+/// A non-NULL `ptr` points to `len` initialized elements that outlive `'a`.
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(Error::invalid_argument(format!("{what} is NULL but its count is {len}")));
+    }
+    // SAFETY: non-NULL with `len` elements, per the caller.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// The text views of an array of string views.
+///
+/// # Safety
+/// As for [`slice`] and [`text`].
+pub(crate) unsafe fn texts<'a>(ptr: *const ovx_string_t, len: usize, what: &str) -> Result<Vec<&'a str>> {
+    // SAFETY: forwarded.
+    let views = unsafe { slice(ptr, len, what) }?;
+    views
+        .iter()
+        .enumerate()
+        // SAFETY: forwarded.
+        .map(|(i, s)| unsafe { text(*s, &format!("{what}[{i}]")) })
+        .collect()
+}
+
+/// An attribute given by token (when non-zero) or by name; neither is
+/// INVALID_ARGUMENT.
+///
+/// # Safety
+/// As for [`text`].
+pub(crate) unsafe fn attribute<'a>(a: ovx_string_or_token_t, what: &str) -> Result<AttrRef<'a>> {
+    if let Some(token) = Token::from_raw(a.token) {
+        return Ok(AttrRef::Token(token));
+    }
+    // SAFETY: forwarded.
+    let name = unsafe { text(a.string, what) }?;
+    if name.is_empty() {
+        return Err(Error::invalid_argument(format!("{what}: neither a token nor a name was given")));
+    }
+    Ok(AttrRef::Name(name))
+}
+
+/// Attributes given as an array of tokens (0 is INVALID_ARGUMENT).
+///
+/// # Safety
+/// As for [`slice`].
+pub(crate) unsafe fn tokens<'a>(ptr: *const u64, len: usize, what: &str) -> Result<Vec<AttrRef<'a>>> {
+    // SAFETY: forwarded.
+    let raw = unsafe { slice(ptr, len, what) }?;
+    raw.iter()
+        .enumerate()
+        .map(|(i, t)| {
+            Token::from_raw(*t)
+                .map(AttrRef::Token)
+                .ok_or_else(|| Error::invalid_argument(format!("{what}[{i}] is the invalid token 0")))
+        })
+        .collect()
+}
+
+/// Writes `value` through an out pointer that was checked non-NULL.
+///
+/// # Safety
+/// `out` is NULL or valid for writes.
+pub(crate) unsafe fn put<T>(out: *mut T, value: T, what: &str) -> Result<()> {
+    if out.is_null() {
+        return Err(Error::invalid_argument(format!("{what} is NULL")));
+    }
+    // SAFETY: non-NULL and writable, per the caller.
+    unsafe { out.write(value) };
+    Ok(())
+}
+
+/// Fails with INVALID_ARGUMENT when `ptr` is NULL.
+pub(crate) fn non_null<T>(ptr: *const T, what: &str) -> Result<()> {
+    if ptr.is_null() { Err(Error::invalid_argument(format!("{what} is NULL"))) } else { Ok(()) }
+}

@@ -1,0 +1,1 @@
+//! Tests of the exports, called as C would call them.
