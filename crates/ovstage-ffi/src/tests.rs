@@ -1,1 +1,0 @@
-//! Tests of the exports, called as C would call them.

@@ -1,0 +1,249 @@
+//! DLPack inputs: validation, strided payloads, array payloads, selections
+//! and the release of managed tensors.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::*;
+use crate::abi::dlpack::{DLManagedTensorVersioned, DLPackVersion};
+
+/// A heap managed tensor of f32 rows whose deleter counts calls in `calls`.
+struct Owned {
+    values: Vec<f32>,
+    shape: [i64; 1],
+    calls: &'static AtomicUsize,
+}
+
+unsafe extern "C" fn deleter(t: *mut DLManagedTensorVersioned) {
+    // SAFETY: `manager_ctx` is the `Owned` boxed by `managed`, and the
+    // deleter runs once per tensor (what the tests check).
+    let owned = unsafe { Box::from_raw((*t).manager_ctx.cast::<Owned>()) };
+    owned.calls.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: the tensor box made by `managed`.
+    drop(unsafe { Box::from_raw(t) });
+}
+
+fn managed(values: Vec<f32>, calls: &'static AtomicUsize) -> *const DLManagedTensorVersioned {
+    let mut owned = Box::new(Owned { shape: [values.len() as i64], values, calls });
+    let dl_tensor = f32_tensor(&owned.values, &mut owned.shape, 1);
+    let t = Box::new(DLManagedTensorVersioned {
+        version: DLPackVersion { major: 1, minor: 1 },
+        manager_ctx: Box::into_raw(owned).cast(),
+        deleter: Some(deleter),
+        flags: 0,
+        dl_tensor,
+    });
+    Box::into_raw(t)
+}
+
+fn managed_data(ptrs: &[*const DLManagedTensorVersioned]) -> ovstage_write_data_t {
+    ovstage_write_data_t {
+        tensors: std::ptr::null(),
+        managed_tensors: ptrs.as_ptr(),
+        tensor_count: ptrs.len() as u32,
+        ..write_data(&dummy())
+    }
+}
+
+fn dummy() -> DLTensor {
+    f32_tensor(&[], &mut [], 1)
+}
+
+fn write(i: &Inst, q: u64, name: &str, ordinal: u64, data: ovstage_write_data_t) -> ovstage_enqueue_result_t {
+    // SAFETY: live instance; the payload's arrays are valid for the op.
+    unsafe { (i.vt().write_attribute.unwrap())(i.ctx(), q, attr(name), ordinal, data, ovstage_prim_mode_t(0)) }
+}
+
+#[test]
+fn managed_tensors_are_released_once_whatever_happens() {
+    let _g = shared();
+    static ACCEPTED: AtomicUsize = AtomicUsize::new(0);
+    static REJECTED: AtomicUsize = AtomicUsize::new(0);
+    static BATCH: AtomicUsize = AtomicUsize::new(0);
+    let i = Inst::new();
+    let q = i.query(&["/A", "/B"]);
+    let t = [managed(vec![1., 2.], &ACCEPTED)];
+    i.done(write(&i, q, "m", 1, managed_data(&t)));
+    i.seal(1);
+    assert_eq!(i.read_f32(q, &["m"], LATEST).unwrap()[0].rows, vec![vec![1.0], vec![2.0]]);
+    // Rejected for a bad prim mode: the deleter still runs, once.
+    let t = [managed(vec![1., 2.], &REJECTED)];
+    // SAFETY: live instance.
+    let r = unsafe {
+        (i.vt().write_attribute.unwrap())(i.ctx(), q, attr("m"), 2, managed_data(&t), ovstage_prim_mode_t(9))
+    };
+    assert_eq!(r.status.0, INVALID_ARGUMENT);
+    assert_eq!(REJECTED.load(Ordering::SeqCst), 1);
+    // A batch naming one tensor twice: rejected, each tensor released once.
+    let a = managed(vec![1., 2.], &BATCH);
+    let b = managed(vec![3., 4.], &BATCH);
+    let da = [a];
+    let db = [b, a];
+    let writes = [
+        ovstage_attribute_write_t { attribute: attr("x"), data: managed_data(&da) },
+        ovstage_attribute_write_t {
+            attribute: attr("y"),
+            data: ovstage_write_data_t { is_array: CBool::TRUE, ..managed_data(&db) },
+        },
+    ];
+    // SAFETY: live instance, valid array.
+    let r = unsafe { (i.vt().write_attributes.unwrap())(i.ctx(), q, writes.as_ptr(), 2, 3, ovstage_prim_mode_t(0)) };
+    assert_eq!(r.status.0, INVALID_ARGUMENT);
+    assert!(last_error().contains("already given in this call"), "{}", last_error());
+    assert_eq!(BATCH.load(Ordering::SeqCst), 2);
+    drop(i);
+    assert_eq!(ACCEPTED.load(Ordering::SeqCst), 1, "released once the stage no longer reads it");
+}
+
+#[test]
+fn write_attributes_writes_every_entry_in_one_op() {
+    let _g = shared();
+    let i = Inst::new();
+    let q = i.query(&["/A", "/B"]);
+    let (pos, vel) = ([1f32, 2., 3., 4., 5., 6.], [9f32, 8.]);
+    let (mut s1, mut s2) = ([2i64, 3], [2i64]);
+    let (tp, tv) = (f32_tensor(&pos, &mut s1, 1), f32_tensor(&vel, &mut s2, 1));
+    let writes = [
+        ovstage_attribute_write_t { attribute: attr("pos"), data: write_data(&tp) },
+        ovstage_attribute_write_t { attribute: attr("vel"), data: write_data(&tv) },
+    ];
+    // SAFETY: live instance, valid array.
+    i.done(unsafe { (i.vt().write_attributes.unwrap())(i.ctx(), q, writes.as_ptr(), 2, 1, ovstage_prim_mode_t(0)) });
+    i.seal(1);
+    let g = i.read_f32(q, &["pos", "vel"], LATEST).unwrap();
+    assert_eq!(g[0].rows, vec![vec![1., 2., 3.], vec![4., 5., 6.]], "(N, 3) folds into 3 lanes");
+    assert_eq!(g[1].rows, vec![vec![9.], vec![8.]]);
+    // SAFETY: NULL entries with a count are rejected.
+    let r = unsafe { (i.vt().write_attributes.unwrap())(i.ctx(), q, std::ptr::null(), 2, 2, ovstage_prim_mode_t(0)) };
+    assert_eq!(r.status.0, INVALID_ARGUMENT);
+}
+
+#[test]
+fn strided_and_offset_payloads_are_gathered() {
+    let _g = shared();
+    let i = Inst::new();
+    let q = i.query(&["/A", "/B"]);
+    // Two rows of 2 lanes inside rows of 3 floats, after one leading float.
+    let raw = [0f32, 1., 2., 99., 3., 4., 99.];
+    let mut shape = [2i64, 2];
+    let mut strides = [3i64, 1];
+    let mut t = f32_tensor(&raw, &mut shape, 1);
+    t.strides = strides.as_mut_ptr();
+    t.byte_offset = 4;
+    i.done(write(&i, q, "s", 1, write_data(&t)));
+    i.seal(1);
+    assert_eq!(i.read_f32(q, &["s"], LATEST).unwrap()[0].rows, vec![vec![1., 2.], vec![3., 4.]]);
+}
+
+#[test]
+fn bad_tensors_are_rejected_with_the_reason() {
+    let _g = shared();
+    let i = Inst::new();
+    let q = i.query(&["/A", "/B"]);
+    let values = [1f32, 2.];
+    let check = |t: DLTensor, status: u32, needle: &str| {
+        let r = write(&i, q, "b", 1, write_data(&t));
+        assert_eq!((r.status.0, r.op_index), (status, 0), "{}", last_error());
+        assert!(last_error().contains(needle), "{} lacks {needle}", last_error());
+    };
+    let mut shape = [2i64];
+    let good = f32_tensor(&values, &mut shape, 1);
+    let mut t = good;
+    t.device.device_type = crate::abi::dlpack::DLDeviceType(2);
+    check(t, NOT_SUPPORTED, "CUDA backend");
+    let mut t = good;
+    t.device.device_type = crate::abi::dlpack::DLDeviceType(77);
+    check(t, NOT_SUPPORTED, "device type 77");
+    let mut t = good;
+    t.dtype.code = 200;
+    check(t, INVALID_ARGUMENT, "dtype code 200");
+    let mut t = good;
+    t.dtype.bits = 12;
+    check(t, INVALID_ARGUMENT, "whole-byte");
+    let mut t = good;
+    t.ndim = -1;
+    check(t, INVALID_ARGUMENT, "ndim -1");
+    let mut t = good;
+    t.shape = std::ptr::null_mut();
+    check(t, INVALID_ARGUMENT, "shape is NULL");
+    let mut neg = [-2i64];
+    let mut t = good;
+    t.shape = neg.as_mut_ptr();
+    check(t, INVALID_ARGUMENT, "negative");
+    let mut t = good;
+    t.data = std::ptr::null_mut();
+    check(t, INVALID_ARGUMENT, "data is NULL");
+    let mut three = [3i64];
+    let mut t = good;
+    t.shape = three.as_mut_ptr();
+    t.data = [1f32, 2., 3.].as_ptr().cast_mut().cast();
+    check(t, INVALID_ARGUMENT, "");
+    // Payload-level checks.
+    let both = ovstage_write_data_t {
+        managed_tensors: [std::ptr::null::<DLManagedTensorVersioned>()].as_ptr(),
+        ..write_data(&good)
+    };
+    let r = write(&i, q, "b", 1, both);
+    assert_eq!(r.status.0, INVALID_ARGUMENT);
+    let neither = ovstage_write_data_t { tensors: std::ptr::null(), ..write_data(&good) };
+    assert_eq!(write(&i, q, "b", 1, neither).status.0, INVALID_ARGUMENT);
+    assert!(last_error().contains("exactly one must be"));
+    let map = [0u32, 1];
+    let mask = [3u64];
+    let both_sel = ovstage_write_data_t { index_map: map.as_ptr(), mask: mask.as_ptr(), count: 2, ..write_data(&good) };
+    assert_eq!(write(&i, q, "b", 1, both_sel).status.0, INVALID_ARGUMENT);
+    assert!(last_error().contains("mutually exclusive"));
+    let no_count = ovstage_write_data_t { index_map: map.as_ptr(), ..write_data(&good) };
+    assert_eq!(write(&i, q, "b", 1, no_count).status.0, INVALID_ARGUMENT);
+    let sync =
+        ovstage_write_data_t { cuda_sync: ovstage_cuda_sync_t { stream: 1, wait_event: 0 }, ..write_data(&good) };
+    assert_eq!(write(&i, q, "b", 1, sync).status.0, NOT_SUPPORTED);
+    let semantic = ovstage_write_data_t { semantic: ovstage_attribute_semantic_t(16), ..write_data(&good) };
+    assert_eq!(write(&i, q, "b", 1, semantic).status.0, INVALID_ARGUMENT);
+    let two = [good, good];
+    let fixed_two = ovstage_write_data_t { tensors: two.as_ptr(), tensor_count: 2, ..write_data(&good) };
+    assert_eq!(write(&i, q, "b", 1, fixed_two).status.0, INVALID_ARGUMENT);
+    assert!(last_error().contains("exactly one tensor"));
+    // SAFETY: live instance; no attribute name and no token.
+    let r = unsafe {
+        (i.vt().write_attribute.unwrap())(i.ctx(), q, attr(""), 1, write_data(&good), ovstage_prim_mode_t(0))
+    };
+    assert_eq!(r.status.0, INVALID_ARGUMENT);
+}
+
+#[test]
+fn selections_and_array_payloads() {
+    let _g = shared();
+    let i = Inst::new();
+    let q = i.query(&["/A", "/B", "/C"]);
+    // Index map: A and C take row 1, B row 0.
+    let rows = [10f32, 20.];
+    let mut shape = [2i64];
+    let t = f32_tensor(&rows, &mut shape, 1);
+    let map = [1u32, 0, 1];
+    i.done(write(&i, q, "g", 1, ovstage_write_data_t { index_map: map.as_ptr(), count: 3, ..write_data(&t) }));
+    // Mask: only B (bit 1) of three, the payload still has three rows.
+    let all = [1f32, 2., 3.];
+    let mut shape3 = [3i64];
+    let t3 = f32_tensor(&all, &mut shape3, 1);
+    let mask = [0b010u64];
+    i.done(write(&i, q, "g", 2, ovstage_write_data_t { mask: mask.as_ptr(), count: 3, ..write_data(&t3) }));
+    // Arrays: one tensor per prim, lengths 1, 0 and 2.
+    let (a, c) = ([1f32], [2f32, 3.]);
+    let (mut sa, mut sb, mut sc) = ([1i64], [0i64], [2i64]);
+    let per_row = [f32_tensor(&a, &mut sa, 1), f32_tensor(&[], &mut sb, 1), f32_tensor(&c, &mut sc, 1)];
+    let arr =
+        ovstage_write_data_t { tensors: per_row.as_ptr(), tensor_count: 3, is_array: CBool::TRUE, ..write_data(&t) };
+    i.done(write(&i, q, "arr", 2, arr));
+    i.seal(2);
+    let g = i.read_f32(q, &["g", "arr"], LATEST).unwrap();
+    assert_eq!(g[0].rows, vec![vec![20.], vec![2.], vec![20.]]);
+    assert!(g[1].is_array);
+    assert_eq!(g[1].rows, vec![vec![1.], vec![], vec![2., 3.]]);
+    // Packed arrays: rows of equal length in one tensor.
+    let packed = [1f32, 2., 3., 4., 5., 6.];
+    let mut sp = [6i64];
+    let tp = f32_tensor(&packed, &mut sp, 1);
+    i.done(write(&i, q, "arr", 3, ovstage_write_data_t { is_array: CBool::TRUE, ..write_data(&tp) }));
+    i.seal(3);
+    assert_eq!(i.read_f32(q, &["arr"], LATEST).unwrap()[0].rows, vec![vec![1., 2.], vec![3., 4.], vec![5., 6.]]);
+}
