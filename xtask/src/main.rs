@@ -12,10 +12,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod codegen;
+mod ctests;
+
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  test    run every check and test (formatting, clippy -D warnings, tests, docs, examples)";
+  test    run every check and test (formatting, clippy -D warnings, tests, docs, examples)
+  codegen generate the C headers of crates/ovstage-ffi (--check: fail if the committed ones are stale)";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
@@ -40,6 +44,15 @@ fn step(name: &str, mut cmd: Command) -> Result<(), String> {
     if status.success() { Ok(()) } else { Err(format!("{name} failed ({status})")) }
 }
 
+/// Runs one in-process step, printing its name and how long it took.
+fn step_fn(name: &str, f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    let started = Instant::now();
+    println!("==> {name}");
+    let result = f();
+    println!("    {name}: {} in {:.1}s", if result.is_ok() { "ok" } else { "FAILED" }, started.elapsed().as_secs_f64());
+    result.map_err(|e| format!("{name} failed: {e}"))
+}
+
 fn test() -> Result<(), String> {
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--", "--check"]);
@@ -48,6 +61,9 @@ fn test() -> Result<(), String> {
     let mut clippy = cargo();
     clippy.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
     step("cargo clippy -D warnings", clippy)?;
+
+    step_fn("codegen --check", || codegen::run(&["--check".to_owned()]))?;
+    step_fn("C header tests", ctests::header_tests)?;
 
     let mut tests = cargo();
     // CI=true makes insta fail on a missing or changed snapshot instead of
@@ -81,6 +97,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
+        Some("codegen") => codegen::run(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

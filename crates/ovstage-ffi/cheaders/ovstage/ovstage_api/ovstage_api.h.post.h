@@ -1,0 +1,2 @@
+/* Inline wrappers taking an ovstage_instance_t*. */
+#include "ovstage_api_utils.h"
