@@ -21,5 +21,11 @@ fn main() {
             println!("cargo:rerun-if-changed={dir}/{head_ref}");
         }
     }
+    // Programs linking the shared library record this name (not the path
+    // they linked), so the library can be moved and found through the
+    // loader's search path.
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libovstage.so");
+    }
     println!("cargo:rerun-if-changed=build.rs");
 }

@@ -1,9 +1,12 @@
 //! Project automation.
 //!
 //! `cargo xtask test` runs every check and test of the project, the same way
-//! CI does: formatting, clippy with warnings denied, the whole workspace's
-//! tests (insta snapshots must match: no new snapshots are written), the
-//! docs with warnings denied, and the examples.
+//! CI does: formatting, clippy with warnings denied, the generated C headers
+//! being current and compiling as C and C++, the whole workspace's tests
+//! (insta snapshots must match: no new snapshots are written), the docs with
+//! warnings denied, the Rust and C examples (shared, static, valgrind), the
+//! dlopen test, the C distribution's CMake and pkg-config files, and the
+//! snippets the docs cite.
 
 // A command-line program reports its errors on stderr.
 #![allow(clippy::print_stderr)]
@@ -12,14 +15,23 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod cexamples;
 mod codegen;
 mod ctests;
+mod dist;
+mod snippets;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   test    run every check and test (formatting, clippy -D warnings, tests, docs, examples)
-  codegen generate the C headers of crates/ovstage-ffi (--check: fail if the committed ones are stale)";
+  codegen generate the C headers of crates/ovstage-ffi (--check: fail if the committed ones are stale)
+  dist    build the C distribution: include/, lib/ (shared, static), CMake and pkg-config files
+          (--debug: debug build; --out DIR: where, default target/dist/ovstage)
+  dist-test
+          build a debug dist and compile the minimal example through pkg-config and CMake
+  check-snippets
+          check the [snippet:NAME] markers in examples/ and tests/ and the snippets docs cite";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
@@ -90,6 +102,17 @@ fn test() -> Result<(), String> {
         "40",
     ]);
     step("example run-ahead", example)?;
+
+    step_fn("C examples, dlopen test, exported symbols", cexamples::run)?;
+    step_fn("dist: pkg-config and CMake consumers", dist::test)?;
+    step_fn("check-snippets", check_snippets)?;
+    Ok(())
+}
+
+/// `cargo xtask check-snippets`.
+fn check_snippets() -> Result<(), String> {
+    let summary = snippets::check(&root()).map_err(|problems| problems.join("\n"))?;
+    println!("    check-snippets: ok: {summary}");
     Ok(())
 }
 
@@ -98,6 +121,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
         Some("codegen") => codegen::run(&args[1..]),
+        Some("dist") => dist::run(&args[1..]),
+        Some("check-snippets") => check_snippets(),
+        Some("dist-test") => dist::test(),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -1,7 +1,7 @@
 /* Small helpers shared by the C examples: report a failed call with the
  * library's message and stop, wait for an op, check a path dictionary
  * result. The reusable patterns themselves are spelled out in the examples
- * (see the [snippet:...] markers). */
+ * (see the snippet markers). */
 
 #ifndef OVSTAGE_EXAMPLE_UTIL_H
 #define OVSTAGE_EXAMPLE_UTIL_H

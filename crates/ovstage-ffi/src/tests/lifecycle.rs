@@ -102,10 +102,8 @@ fn extensions_are_not_found_and_null_arguments_rejected() {
     // SAFETY: NULL name is reported.
     assert_eq!(unsafe { (i.vt().query_extension.unwrap())(i.ctx(), std::ptr::null(), &mut table) }.0, INVALID_ARGUMENT);
     // SAFETY: NULL output is reported.
-    assert_eq!(
-        unsafe { (i.vt().query_extension.unwrap())(i.ctx(), c"x".as_ptr(), std::ptr::null_mut()) }.0,
-        INVALID_ARGUMENT
-    );
+    let st = unsafe { (i.vt().query_extension.unwrap())(i.ctx(), c"x".as_ptr(), std::ptr::null_mut()) };
+    assert_eq!(st.0, INVALID_ARGUMENT);
 }
 
 /// `call` returned NOT_SUPPORTED and the last error says it is not

@@ -117,10 +117,9 @@ fn log_messages_reach_the_callback_through_the_filter() {
         assert!(!logged.iter().any(|(sev, _)| *sev == -1), "info messages of other channels are below the threshold");
     }
     // SAFETY: removing the callback.
-    assert_eq!(
-        unsafe { ovstage_set_log_callback(ovstage_log_severity_t(0), std::ptr::null(), None, std::ptr::null_mut()) }.0,
-        OK
-    );
+    let st =
+        unsafe { ovstage_set_log_callback(ovstage_log_severity_t(0), std::ptr::null(), None, std::ptr::null_mut()) };
+    assert_eq!(st.0, OK);
     let before = LOGGED.lock().unwrap().len();
     // SAFETY: as above; nothing is delivered now.
     let _ = unsafe { (i.vt().query_from_path_list.unwrap())(i.ctx(), 1, std::ptr::null_mut()) };
