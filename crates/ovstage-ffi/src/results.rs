@@ -153,9 +153,13 @@ impl HeldGroup {
     pub(crate) fn view(&self, id: u64) -> crate::abi::api_types::ovstage_read_group_t {
         use crate::abi::CBool;
         let g = &self.group;
-        let (index_map, count) = match g.data().and_then(|d| d.index_map()) {
-            Some(m) => (m.as_ptr(), m.len() as u32),
-            None => (std::ptr::null(), 0),
+        // `count` is the logical element count. The contract requires it only
+        // with an index map, but the published library always fills it for
+        // value groups and bindings read it; tombstone groups carry no data.
+        let (index_map, count) = match (g.data(), g.data().and_then(|d| d.index_map())) {
+            (_, Some(m)) => (m.as_ptr(), m.len() as u32),
+            (Some(_), None) => (std::ptr::null(), g.prims().count),
+            (None, None) => (std::ptr::null(), 0),
         };
         crate::abi::api_types::ovstage_read_group_t {
             read_group_id: id,
@@ -222,7 +226,7 @@ impl HeldMapGroup {
             data: ovstage_data_t {
                 tensors: self.tensors.as_ptr(),
                 tensor_count: self.tensors.tensors.len() as u32,
-                count: 0,
+                count: self.group.prims().count,
                 index_map: std::ptr::null(),
                 mask: std::ptr::null(),
                 cuda_sync: Default::default(),

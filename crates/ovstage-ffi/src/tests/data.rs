@@ -48,6 +48,7 @@ fn groups_stay_valid_until_released_and_ids_are_checked() {
         assert_eq!(g.attribute, tok[0]);
         assert!(!g.is_delete.get() && !g.is_array.get());
         assert_eq!(g.meta.attribute_write_floor_ordinal, 1);
+        assert_eq!((g.prims.count, g.data.count, g.data.tensor_count), (1, 1, 1), "count is always the element count");
         let mut end: ovstage_read_group_t = std::mem::zeroed();
         assert_eq!((vt.fetch_read_next.unwrap())(i.ctx(), read, 0, &mut end).0, END_OF_ITERATION);
         assert_eq!((vt.release_group.unwrap())(i.ctx(), &g).0, OK);
@@ -375,5 +376,30 @@ fn hierarchy_lookups_list_relatives() {
         i.done(ovstage_release_hierarchy(i.ptr, h));
         let r = ovstage_get_hierarchy(i.ptr, list, 1, ovstage_hierarchy_relation_t(9), &mut h);
         assert_eq!((r.status.0, h), (INVALID_ARGUMENT, 0));
+    }
+}
+
+#[test]
+fn handles_of_another_instance_are_invalid() {
+    let _g = shared();
+    let (a, b) = (Inst::new(), Inst::new());
+    let qa = a.query(&["/A"]);
+    let _qb = b.query(&["/B"]);
+    a.done(a.write_f32(qa, "v", 1, &[1.0], 1));
+    let r = b.write_f32(qa, "v", 1, &[1.0], 1);
+    assert_eq!((r.status.0, r.op_index), (INVALID_HANDLE, 0), "{}", last_error());
+    let mut read = 0;
+    // SAFETY: live instances; valid outputs.
+    unsafe {
+        let r = (b.vt().read_attributes.unwrap())(b.ctx(), qa, std::ptr::null(), 0, LATEST, &mut read);
+        assert_eq!(r.status.0, INVALID_HANDLE);
+        // A path list of A's dictionary is unknown to B's.
+        let (dvt, d) = a.dict();
+        let mut list = 0;
+        let one = [s("/X")];
+        assert_eq!((dvt.create_path_list_from_strings.unwrap())((*d).context, one.as_ptr(), 1, &mut list).status.0, 0);
+        let mut q = 0;
+        assert_ne!((b.vt().query_from_path_list.unwrap())(b.ctx(), list, &mut q).0, OK);
+        assert_eq!(q, 0);
     }
 }
