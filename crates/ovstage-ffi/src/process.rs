@@ -86,6 +86,37 @@ impl Setting {
         self.apply(&mut copy);
         copy == *s
     }
+
+    /// The setting's key, the requested value and the value in `s`.
+    fn describe(self, s: &Settings) -> (&'static str, String, String) {
+        let policy = |p: AdmissionPolicy| policy_name(p).to_owned();
+        match self {
+            Setting::Admission(p) => {
+                ("OVSTAGE_CONFIG_RUNTIME_DEFAULT_ORDINAL_ADMISSION_POLICY", policy(p), policy(s.admission))
+            }
+            Setting::HierarchyModel(m) => (
+                "OVSTAGE_CONFIG_RUNTIME_DEFAULT_HIERARCHY_COMPUTATION_MODEL",
+                m.to_string(),
+                s.hierarchy_model.to_string(),
+            ),
+            Setting::Lanes(n) => ("OVSTAGE_CONFIG_RUNTIME_LANE_COUNT", n.to_string(), s.lanes.to_string()),
+            Setting::HistoryDepth(n) => {
+                ("OVSTAGE_CONFIG_RUNTIME_HISTORY_DEPTH", n.to_string(), s.history_depth.to_string())
+            }
+            Setting::MaxVersions(n) => {
+                ("OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_VERSIONS", n.to_string(), s.max_versions.to_string())
+            }
+        }
+    }
+}
+
+/// The contract's name of an admission policy.
+fn policy_name(p: AdmissionPolicy) -> &'static str {
+    match p {
+        AdmissionPolicy::FloorOnly => "FLOOR_ONLY",
+        AdmissionPolicy::NonDecreasing => "NONDECREASING",
+        AdmissionPolicy::StrictlyIncreasing => "STRICTLY_INCREASING",
+    }
 }
 
 /// The config entries accepted on the first reference, with copies of
@@ -318,10 +349,10 @@ pub(crate) unsafe fn initialize(config: *const ovstage_config_t) -> ovstage_api_
                 }
                 Some(active) => {
                     if let Some(conflict) = settings.iter().find(|st| !st.agrees(&active.settings)) {
+                        let (key, wanted, current) = conflict.describe(&active.settings);
                         return Err(Error::invalid_argument(format!(
-                            "ovstage_initialize: {conflict:?} conflicts with the active process settings \
-                             ({:?}); settings change only after every reference is released",
-                            active.settings
+                            "ovstage_initialize: {key} {wanted} conflicts with the active process settings ({current}); \
+                             settings change only after every initialization and instance is released"
                         )));
                     }
                 }

@@ -1,7 +1,7 @@
 //! Copy-in writes and deletes.
 
 use ovstage_types::{Error, PrimMode, Result};
-use stage::AttributeWrite;
+use stage::{AttrRef, AttributeWrite};
 
 use super::queries::query_handle;
 use super::{enqueue_slot, in_call};
@@ -10,7 +10,17 @@ use crate::abi::api_types::{
     ovstage_query_handle_t, ovstage_write_data_t,
 };
 use crate::abi::ovx_string::ovx_string_or_token_t;
+use crate::instance::Context;
 use crate::{strings, tensors};
+
+/// Names the attribute and ordinal of a payload error.
+fn in_context(e: Error, c: &Context, attribute: AttrRef<'_>, ordinal: u64) -> Error {
+    let name = match attribute {
+        AttrRef::Name(n) => n.to_owned(),
+        AttrRef::Token(t) => c.stage.paths().token_text(t).map_or_else(|_| t.to_string(), |s| s.to_string()),
+    };
+    e.with_attribute(name).with_ordinal(ordinal)
+}
 
 pub(crate) fn prim_mode(raw: ovstage_prim_mode_t, call: &str) -> Result<PrimMode> {
     PrimMode::from_raw(raw.0)
@@ -37,7 +47,7 @@ pub(super) unsafe extern "C" fn write_attribute(
             let mode = prim_mode(mode, CALL)?;
             let attr = strings::attribute(attribute, &format!("{CALL}: attribute"))?;
             let q = query_handle(handle, CALL)?;
-            let data = tensors::write_data(&data, managed, CALL)?;
+            let data = tensors::write_data(&data, managed, CALL).map_err(|e| in_context(e, c, attr, ordinal))?;
             c.stage.write_attribute(q, attr, ordinal, data, mode).map_err(in_call(CALL))
         })
     }
@@ -73,7 +83,8 @@ pub(super) unsafe extern "C" fn write_attributes(
             for (i, (w, managed)) in entries.iter().zip(managed).enumerate() {
                 let what = format!("{CALL}: writes[{i}]");
                 let attribute = strings::attribute(w.attribute, &format!("{what}.attribute"))?;
-                let data = tensors::write_data(&w.data, managed, &what)?;
+                let data =
+                    tensors::write_data(&w.data, managed, &what).map_err(|e| in_context(e, c, attribute, ordinal))?;
                 batch.push(AttributeWrite { attribute, data });
             }
             c.stage.write_attributes(q, batch, ordinal, mode).map_err(in_call(CALL))

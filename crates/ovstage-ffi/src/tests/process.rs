@@ -48,7 +48,12 @@ fn configuration_is_validated_captured_and_reported() {
     // A concrete conflicting setting is refused; DEFAULT and equal values
     // are fine.
     assert_eq!(init(&[entry_u64(1, 2)]), INVALID_ARGUMENT);
-    assert!(last_error().contains("conflicts with the active process settings"));
+    assert_eq!(
+        last_error(),
+        "ovstage_initialize: OVSTAGE_CONFIG_RUNTIME_DEFAULT_ORDINAL_ADMISSION_POLICY NONDECREASING conflicts with the \
+         active process settings (STRICTLY_INCREASING); settings change only after every initialization and instance \
+         is released"
+    );
     assert_eq!(init(&[entry_u64(1, 0), entry_u64(1 + 255, 1)]), OK);
     {
         let i = Inst::new();

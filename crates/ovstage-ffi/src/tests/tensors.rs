@@ -247,3 +247,37 @@ fn selections_and_array_payloads() {
     i.seal(3);
     assert_eq!(i.read_f32(q, &["arr"], LATEST).unwrap()[0].rows, vec![vec![1., 2.], vec![3., 4.], vec![5., 6.]]);
 }
+
+#[test]
+fn boundary_error_messages() {
+    let _g = shared();
+    let i = Inst::new();
+    let q = i.query(&["/A", "/B"]);
+    let values = [1f32, 2.];
+    let mut shape = [2i64];
+    let good = f32_tensor(&values, &mut shape, 1);
+    let mut messages = Vec::new();
+    let mut record = |what: &str, status: u32| messages.push(format!("{what}: status {status}: {}", last_error()));
+    let mut cuda = good;
+    cuda.device.device_type = crate::abi::dlpack::DLDeviceType(2);
+    record("cuda tensor", write(&i, q, "b", 1, write_data(&cuda)).status.0);
+    let mut code = good;
+    code.dtype.code = 200;
+    record("dtype code", write(&i, q, "b", 1, write_data(&code)).status.0);
+    let neither = ovstage_write_data_t { tensors: std::ptr::null(), ..write_data(&good) };
+    record("no tensors", write(&i, q, "b", 1, neither).status.0);
+    let map = [0u32, 1];
+    let mask = [3u64];
+    let both = ovstage_write_data_t { index_map: map.as_ptr(), mask: mask.as_ptr(), count: 2, ..write_data(&good) };
+    record("index map and mask", write(&i, q, "b", 1, both).status.0);
+    // SAFETY: live instance; bad prim mode and a NULL out pointer.
+    unsafe {
+        let r = (i.vt().write_attribute.unwrap())(i.ctx(), q, attr("b"), 1, write_data(&good), ovstage_prim_mode_t(5));
+        record("prim mode", r.status.0);
+        let r = (i.vt().get_oldest_preserved_ordinal.unwrap())(i.ctx(), std::ptr::null_mut());
+        record("null out handle", r.status.0);
+        let r = (i.vt().release_query.unwrap())(i.ctx(), 0);
+        record("query handle 0", r.status.0);
+    }
+    insta::assert_snapshot!(messages.join("\n"));
+}
