@@ -241,6 +241,22 @@ pub(crate) struct AbiModule {
     pub(crate) carriers: Vec<(String, String)>,
 }
 
+impl AbiModule {
+    /// A module with nothing collected yet.
+    fn new(name: &str, header: String) -> AbiModule {
+        AbiModule {
+            name: name.to_owned(),
+            header,
+            items: Vec::new(),
+            structs: Vec::new(),
+            records: Vec::new(),
+            enums: Vec::new(),
+            functions: Vec::new(),
+            carriers: Vec::new(),
+        }
+    }
+}
+
 fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
     attrs
         .iter()
@@ -384,16 +400,7 @@ fn abi_module_names() -> Result<(Vec<String>, Vec<String>), String> {
     let path = abi_dir().join("mod.rs");
     let file = parse_file(&path)?;
     let mut modules = Vec::new();
-    let mut own = AbiModule {
-        name: "mod".into(),
-        header: String::new(),
-        items: Vec::new(),
-        structs: Vec::new(),
-        records: Vec::new(),
-        enums: Vec::new(),
-        functions: Vec::new(),
-        carriers: Vec::new(),
-    };
+    let mut own = AbiModule::new("mod", String::new());
     for item in &file.items {
         if let syn::Item::Mod(m) = item
             && m.content.is_none()
@@ -422,16 +429,7 @@ fn read_module(name: &str) -> Result<AbiModule, String> {
         .filter(|h| h.ends_with(".h"))
         .ok_or_else(|| format!("abi/{name}.rs: the first doc line must name the header in backquotes"))?
         .to_owned();
-    let mut module = AbiModule {
-        name: name.to_owned(),
-        header,
-        items: Vec::new(),
-        structs: Vec::new(),
-        records: Vec::new(),
-        enums: Vec::new(),
-        functions: Vec::new(),
-        carriers: Vec::new(),
-    };
+    let mut module = AbiModule::new(name, header);
     collect_items(&file.items, false, &mut module)?;
     Ok(module)
 }

@@ -98,49 +98,31 @@ pub(crate) unsafe fn take_managed(payloads: &[&ovstage_write_data_t], call: &str
     }
 }
 
-/// Payload bytes of a client-managed tensor.
-struct Borrowed {
+/// The payload bytes of an input tensor, read in place.
+struct Payload {
     ptr: *const u8,
     len: usize,
+    /// The managed tensor the bytes belong to (kept alive with them); `None`
+    /// for a client-managed tensor.
+    _owner: Option<Arc<Managed>>,
 }
 
-// SAFETY: the contract makes the client keep the memory valid and unchanged
-// until the op completes, and the stage reads a write's payload only while
-// the op runs (it copies what it keeps); the bytes are only read.
-unsafe impl Send for Borrowed {}
+// SAFETY: a managed payload stays valid until its owner's deleter runs,
+// which cannot happen while this holds the owner. A client-managed payload
+// stays valid and unchanged until its op completes (the contract), and the
+// stage reads a write's payload only while the op runs (it copies what it
+// keeps). Either way the bytes are only read.
+unsafe impl Send for Payload {}
 // SAFETY: as above.
-unsafe impl Sync for Borrowed {}
+unsafe impl Sync for Payload {}
 
-impl HostBytes for Borrowed {
+impl HostBytes for Payload {
     fn host_bytes(&self) -> &[u8] {
         if self.len == 0 {
             return &[];
         }
-        // SAFETY: `len` readable bytes at `ptr` while the op runs (see the
-        // `Send` impl); checked non-NULL when built.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-/// Payload bytes of a managed tensor, valid while its owner is alive.
-struct ManagedBytes {
-    _owner: Arc<Managed>,
-    ptr: *const u8,
-    len: usize,
-}
-
-// SAFETY: the owner keeps the memory alive; the bytes are only read.
-unsafe impl Send for ManagedBytes {}
-// SAFETY: as above.
-unsafe impl Sync for ManagedBytes {}
-
-impl HostBytes for ManagedBytes {
-    fn host_bytes(&self) -> &[u8] {
-        if self.len == 0 {
-            return &[];
-        }
-        // SAFETY: `len` readable bytes at `ptr` until the owner's deleter
-        // runs, which cannot happen while `self` holds it.
+        // SAFETY: `len` readable bytes at `ptr` (checked non-NULL when built)
+        // while the payload is alive; see the `Send` impl.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
@@ -244,30 +226,20 @@ unsafe fn gather(c: &Checked, strides: &[i64]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// A stage tensor over a client tensor (zero-copy when compact).
+/// A stage tensor over an input tensor, zero-copy when compact (strided
+/// payloads are gathered now). `owner` is the managed tensor `t` belongs to.
 ///
 /// # Safety
-/// The tensor's descriptor and payload are valid as the contract requires.
-unsafe fn client_tensor(t: &DLTensor, what: &str) -> Result<Tensor> {
+/// The tensor's descriptor and payload are valid as the contract requires
+/// (client tensors until their op completes; managed ones while `owner`
+/// lives).
+unsafe fn tensor(t: &DLTensor, owner: Option<&Arc<Managed>>, what: &str) -> Result<Tensor> {
     // SAFETY: forwarded.
     let c = unsafe { check(t, what) }?;
     match &c.gather {
         // SAFETY: forwarded.
         Some(strides) => Tensor::new(unsafe { gather(&c, strides) }?, c.dtype, &c.shape),
-        None => Tensor::new(Borrowed { ptr: c.first, len: c.bytes }, c.dtype, &c.shape),
-    }
-}
-
-/// A stage tensor over a managed tensor (zero-copy when compact).
-fn managed_tensor(owner: &Arc<Managed>, what: &str) -> Result<Tensor> {
-    let t = owner.tensor();
-    // SAFETY: a managed tensor's descriptor and payload are valid until its
-    // deleter runs, and `owner` delays that.
-    let c = unsafe { check(t, what) }?;
-    match &c.gather {
-        // SAFETY: as above.
-        Some(strides) => Tensor::new(unsafe { gather(&c, strides) }?, c.dtype, &c.shape),
-        None => Tensor::new(ManagedBytes { _owner: owner.clone(), ptr: c.first, len: c.bytes }, c.dtype, &c.shape),
+        None => Tensor::new(Payload { ptr: c.first, len: c.bytes, _owner: owner.cloned() }, c.dtype, &c.shape),
     }
 }
 
@@ -299,7 +271,7 @@ pub(crate) unsafe fn write_data(d: &ovstage_write_data_t, managed: Vec<Arc<Manag
                 .iter()
                 .enumerate()
                 // SAFETY: forwarded.
-                .map(|(i, t)| unsafe { client_tensor(t, &format!("{what}: tensors[{i}]")) })
+                .map(|(i, t)| unsafe { tensor(t, None, &format!("{what}: tensors[{i}]")) })
                 .collect::<Result<_>>()?
         }
         (true, false) => {
@@ -309,7 +281,9 @@ pub(crate) unsafe fn write_data(d: &ovstage_write_data_t, managed: Vec<Arc<Manag
             managed
                 .iter()
                 .enumerate()
-                .map(|(i, m)| managed_tensor(m, &format!("{what}: managed_tensors[{i}]")))
+                // SAFETY: a managed tensor is valid until its deleter runs,
+                // which `m` delays.
+                .map(|(i, m)| unsafe { tensor(m.tensor(), Some(m), &format!("{what}: managed_tensors[{i}]")) })
                 .collect::<Result<_>>()?
         }
     };
