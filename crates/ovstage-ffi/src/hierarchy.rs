@@ -15,8 +15,11 @@ use crate::results::HeldHierarchy;
 use crate::{strings, unsupported};
 
 fn handle(raw: u64, call: &str) -> Result<HierarchyHandle, Error> {
-    HierarchyHandle::from_raw(raw)
-        .ok_or_else(|| Error::invalid_handle(format!("{call}: 0 is OVSTAGE_INVALID_HIERARCHY_HANDLE")))
+    HierarchyHandle::from_raw(raw).ok_or_else(|| {
+        Error::invalid_handle(format!(
+            "{call}: the handle is 0 (OVSTAGE_INVALID_HIERARCHY_HANDLE), which a rejected enqueue leaves behind"
+        ))
+    })
 }
 
 /// `ovstage_get_hierarchy`.

@@ -15,7 +15,11 @@ use crate::results::HeldMapGroup;
 use crate::strings;
 
 fn map_handle(raw: u64, call: &str) -> Result<MapHandle> {
-    MapHandle::from_raw(raw).ok_or_else(|| Error::invalid_handle(format!("{call}: 0 is OVSTAGE_INVALID_MAP_HANDLE")))
+    MapHandle::from_raw(raw).ok_or_else(|| {
+        Error::invalid_handle(format!(
+            "{call}: the handle is 0 (OVSTAGE_INVALID_MAP_HANDLE), which a rejected enqueue leaves behind"
+        ))
+    })
 }
 
 /// Host sessions have no device work to wait for.

@@ -77,8 +77,11 @@ pub(super) unsafe extern "C" fn get_attribute_write_floor(
 }
 
 fn ordinal_handle(raw: u64, call: &str) -> Result<OrdinalQueryHandle> {
-    OrdinalQueryHandle::from_raw(raw)
-        .ok_or_else(|| Error::invalid_handle(format!("{call}: 0 is OVSTAGE_INVALID_ORDINAL_QUERY_HANDLE")))
+    OrdinalQueryHandle::from_raw(raw).ok_or_else(|| {
+        Error::invalid_handle(format!(
+            "{call}: the handle is 0 (OVSTAGE_INVALID_ORDINAL_QUERY_HANDLE), which a rejected enqueue leaves behind"
+        ))
+    })
 }
 
 /// `fetch_ordinal`.

@@ -14,8 +14,11 @@ use crate::results::HeldQueryResult;
 use crate::strings;
 
 pub(super) fn query_handle(raw: u64, call: &str) -> Result<QueryHandle> {
-    QueryHandle::from_raw(raw)
-        .ok_or_else(|| Error::invalid_handle(format!("{call}: 0 is OVSTAGE_INVALID_QUERY_HANDLE")))
+    QueryHandle::from_raw(raw).ok_or_else(|| {
+        Error::invalid_handle(format!(
+            "{call}: the handle is 0 (OVSTAGE_INVALID_QUERY_HANDLE), which a rejected enqueue leaves behind"
+        ))
+    })
 }
 
 /// `query`.

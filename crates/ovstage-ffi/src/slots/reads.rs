@@ -14,7 +14,11 @@ use crate::results::HeldGroup;
 use crate::strings;
 
 fn read_handle(raw: u64, call: &str) -> Result<ReadHandle> {
-    ReadHandle::from_raw(raw).ok_or_else(|| Error::invalid_handle(format!("{call}: 0 is OVSTAGE_INVALID_READ_HANDLE")))
+    ReadHandle::from_raw(raw).ok_or_else(|| {
+        Error::invalid_handle(format!(
+            "{call}: the handle is 0 (OVSTAGE_INVALID_READ_HANDLE), which a rejected enqueue leaves behind"
+        ))
+    })
 }
 
 /// The stage's range for a C range.
