@@ -57,8 +57,12 @@ ovstage_api_status_t ovstage_shutdown(void);
 /**
  * Installs the process-wide log callback (NULL removes it after
  * delivering what is pending). Messages below `severity` are dropped, unless
- * `channel_filter` (`<channel>=<level>` pairs separated by commas) sets
- * another level for their channel. Needs the process state (an
+ * `channel_filter` (`<channel>=<level>` pairs separated by commas; levels
+ * verbose, debug, info, warn, warning, error, fatal, none) sets another level
+ * for their channel or its dotted sub-channels. This library logs on
+ * `ovstage` (instances created and destroyed, at info level), `ovstage.api`
+ * (every rejected call with its message, at verbose level; caught internal
+ * errors, at error level) and `ovstage.paths`. Needs the process state (an
  * initialization or a live instance): OP_FAILED otherwise.
  *
  * # Safety
