@@ -1,8 +1,10 @@
 //! `cargo xtask codegen`: the C headers of `crates/ovstage-ffi`.
 //!
-//! Each module of `crates/ovstage-ffi/src/abi/` becomes one header, named in
-//! the module's first doc line. The module's items are read with `syn` and
-//! cbindgen (as a library) is run once per header over the whole `abi` tree,
+//! Each module of `crates/ovstage-abi/src/` (the contract's types) becomes
+//! one header, named in the module's first doc line, together with the
+//! exported functions of the same-named module of
+//! `crates/ovstage-ffi/src/exports/`, if there is one. The items are read with
+//! `syn` and cbindgen (as a library) is run once per header over both trees,
 //! told to export exactly that module's items and to leave out every other
 //! module's: what a header uses from another module comes from its
 //! `#include`s. Hand-written C lives in `crates/ovstage-ffi/cheaders/`,
@@ -23,6 +25,8 @@ use cbindgen::{Builder, Config, DocumentationStyle, Language, LineEndingStyle, S
 
 /// The ffi crate, relative to the workspace root.
 const FFI: &str = "crates/ovstage-ffi";
+/// The crate of the contract's types, relative to the workspace root.
+const ABI: &str = "crates/ovstage-abi";
 
 /// How a generated header is laid out.
 struct HeaderSpec {
@@ -180,12 +184,18 @@ const HEADERS: &[HeaderSpec] = &[
 ];
 
 /// Rust names spelled differently in C. (`CBool` and the other items of
-/// `abi/mod.rs` itself are left out of every header.)
+/// the abi crate's `lib.rs` itself are left out of every header.)
 const RENAMES: &[(&str, &str)] = &[("CBool", "bool")];
 
-/// The `abi` source folder.
+/// The source folder of the contract's types (one file per header).
 fn abi_dir() -> PathBuf {
-    crate::root().join(FFI).join("src/abi")
+    crate::root().join(ABI).join("src")
+}
+
+/// The source folder of the exported functions (one file per header that
+/// declares functions).
+fn exports_dir() -> PathBuf {
+    crate::root().join(FFI).join("src/exports")
 }
 
 /// The hand-written C folder.
@@ -394,10 +404,10 @@ fn collect_items(items: &[syn::Item], in_values: bool, out: &mut AbiModule) -> R
     Ok(())
 }
 
-/// The module names declared (`pub mod x;`) by `abi/mod.rs`, in order, and
-/// the names of the items `mod.rs` itself declares.
+/// The module names declared (`pub mod x;`) by the abi crate's `lib.rs`, in
+/// order, and the names of the items `lib.rs` itself declares.
 fn abi_module_names() -> Result<(Vec<String>, Vec<String>), String> {
-    let path = abi_dir().join("mod.rs");
+    let path = abi_dir().join("lib.rs");
     let file = parse_file(&path)?;
     let mut modules = Vec::new();
     let mut own = AbiModule::new("mod", String::new());
@@ -418,7 +428,8 @@ fn parse_file(path: &Path) -> Result<syn::File, String> {
     syn::parse_file(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Reads one `abi` module.
+/// Reads one module: its types from the abi crate and, when the ffi crate
+/// has a same-named exports module, its exported functions.
 fn read_module(name: &str) -> Result<AbiModule, String> {
     let path = abi_dir().join(format!("{name}.rs"));
     let file = parse_file(&path)?;
@@ -431,10 +442,24 @@ fn read_module(name: &str) -> Result<AbiModule, String> {
         .to_owned();
     let mut module = AbiModule::new(name, header);
     collect_items(&file.items, false, &mut module)?;
+    if !module.functions.is_empty() {
+        return Err(format!("abi/{name}.rs defines functions; exported functions belong in {FFI}/src/exports"));
+    }
+    let exports = exports_dir().join(format!("{name}.rs"));
+    if exports.exists() {
+        let file = parse_file(&exports)?;
+        let mut functions = AbiModule::new(name, String::new());
+        collect_items(&file.items, false, &mut functions)?;
+        if functions.items.len() != functions.functions.len() {
+            return Err(format!("exports/{name}.rs declares items other than exported functions"));
+        }
+        module.items.extend(functions.items);
+        module.functions = functions.functions;
+    }
     Ok(module)
 }
 
-/// Every `abi` module (those of `mod.rs`, in its order), checked against
+/// Every `abi` module (those of the abi crate's `lib.rs`, in its order), checked against
 /// the header table.
 pub(crate) fn read_abi() -> Result<Vec<AbiModule>, String> {
     let (names, _) = abi_module_names()?;
@@ -454,7 +479,7 @@ pub(crate) fn read_abi() -> Result<Vec<AbiModule>, String> {
     for spec in HEADERS {
         if !modules.iter().any(|m| m.name == spec.module) {
             return Err(format!(
-                "xtask's header table names abi/{}.rs, which abi/mod.rs does not declare",
+                "xtask's header table names abi/{}.rs, which the abi crate's lib.rs does not declare",
                 spec.module
             ));
         }
@@ -473,7 +498,10 @@ pub(crate) fn read_abi() -> Result<Vec<AbiModule>, String> {
 const SPDX: &str = "SPDX-License-Identifier: Apache-2.0";
 
 fn generated_banner(path: &str, module: &str, fragments: &[String]) -> String {
-    let mut text = format!("/*\n * {path}\n *\n * Generated by `cargo xtask codegen` from {FFI}/src/abi/{module}.rs");
+    let mut text = format!("/*\n * {path}\n *\n * Generated by `cargo xtask codegen` from {ABI}/src/{module}.rs");
+    if exports_dir().join(format!("{module}.rs")).exists() {
+        text.push_str(&format!("\n * and {FFI}/src/exports/{module}.rs"));
+    }
     for f in fragments {
         text.push_str(&format!("\n * and {FFI}/cheaders/{f}"));
     }
@@ -597,7 +625,8 @@ fn generate_header(
     let config = config_for(spec, module, all, mod_rs_items);
     let bindings = Builder::new()
         .with_config(config)
-        .with_src(abi_dir().join("mod.rs"))
+        .with_src(abi_dir().join("lib.rs"))
+        .with_src(exports_dir().join("mod.rs"))
         .generate()
         .map_err(|e| format!("{}: cbindgen: {e}", spec.path))?;
     let mut bytes = Vec::new();

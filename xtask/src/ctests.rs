@@ -10,7 +10,7 @@
 //!   and the placement extension has the signature of its table slot, with
 //!   the instance in place of the context (C++ static assertions);
 //! - a C program prints the size, alignment and field offsets of the types
-//!   listed in `crates/ovstage-ffi/tests/layout.txt` and must print that
+//!   listed in `crates/ovstage-abi/tests/layout.txt` and must print that
 //!   file back;
 //! - `xtask/ctests/runtime.c` (the inline helpers, and a write/read round
 //!   trip through the library) is linked against `target/debug/libovstage.so`
@@ -24,7 +24,7 @@ use std::process::Command;
 
 use crate::codegen::{self, AbiModule};
 
-const LAYOUT: &str = "crates/ovstage-ffi/tests/layout.txt";
+const LAYOUT: &str = "crates/ovstage-abi/tests/layout.txt";
 
 const C_FLAGS: &[&str] = &["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"];
 const CXX_FLAGS: &[&str] = &["-std=c++17", "-Wall", "-Wextra", "-Werror", "-pedantic"];

@@ -2,13 +2,15 @@
 //! over the Rust [`stage`] crate.
 //!
 //! A C or C++ program written for ovstage 0.3.0 compiles against the
-//! headers generated from [`abi`] (`cargo xtask codegen`) and links
+//! headers generated from `ovstage_abi` and [`exports`] (`cargo xtask
+//! codegen`) and links
 //! `libovstage.so` or `libovstage.a`; a program or binding built for the
 //! published library runs on `libovstage-dynamic.so`.
 //!
 //! Layers, top to bottom:
-//! - [`abi`]: the contract's types and exported functions, one module per
-//!   header. Exported functions forward to the modules below.
+//! - `ovstage_abi` (its own crate): the contract's types, one module per
+//!   header; [`exports`]: the exported functions, in the same modules.
+//!   Exported functions forward to the modules below.
 //! - `instance`, `process`, `log`, `build_info`: life cycle and process
 //!   services.
 //! - `slots`: the 28 data-plane functions of the instance's vtable and the
@@ -22,7 +24,10 @@
 //! INVALID_HANDLE), every export runs under a panic guard that maps a panic
 //! to INTERNAL, and C enums and bools are read as plain integers.
 
-pub mod abi;
+pub mod exports;
+
+/// The contract's types, under the name the implementation uses.
+use ovstage_abi as abi;
 
 mod build_info;
 mod clone;

@@ -2,8 +2,8 @@
 //! deletes, ordinal queries, op tracking, clone and hierarchy lookups.
 
 use super::*;
-use crate::abi::stage::*;
 use crate::abi::stage_types::*;
+use crate::exports::stage::*;
 
 #[test]
 fn write_seal_read_returns_the_rows() {

@@ -4,11 +4,11 @@
 use std::ffi::{CStr, c_void};
 
 use super::*;
-use crate::abi::instancing::*;
-use crate::abi::population::*;
-use crate::abi::population_export::*;
-use crate::abi::stage::*;
 use crate::abi::stage_types::*;
+use crate::exports::instancing::*;
+use crate::exports::population::*;
+use crate::exports::population_export::*;
+use crate::exports::stage::*;
 
 #[test]
 fn create_and_destroy_with_and_without_a_descriptor() {

@@ -16,11 +16,10 @@ use crate::abi::dlpack::{DLDataType, DLDevice, DLDeviceType, DLTensor};
 use crate::abi::ovx_string::{ovx_string_or_token_t, ovx_string_t};
 use crate::abi::path_dictionary::path_dictionary_instance_t;
 use crate::abi::path_dictionary_vtable::path_dictionary_vtable_t;
-use crate::abi::stage::{ovstage_create_instance, ovstage_destroy_instance};
+use crate::exports::stage::{ovstage_create_instance, ovstage_destroy_instance};
 
 mod data;
 mod dictionary;
-mod layout;
 mod lifecycle;
 mod process;
 mod tensors;
@@ -73,7 +72,7 @@ pub(crate) fn text(v: ovx_string_t) -> Option<String> {
 
 /// The thread's last error message.
 pub(crate) fn last_error() -> String {
-    text(crate::abi::api::ovstage_get_last_error()).unwrap_or_default()
+    text(crate::exports::api::ovstage_get_last_error()).unwrap_or_default()
 }
 
 /// An instance, destroyed on drop.

@@ -5,8 +5,8 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 
 use super::*;
-use crate::abi::stage::*;
 use crate::abi::stage_types::*;
+use crate::exports::stage::*;
 
 fn entry_u64(key: u32, value: u64) -> ovstage_config_entry_t {
     ovstage_config_entry_t {

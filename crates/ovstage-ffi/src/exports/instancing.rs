@@ -1,9 +1,8 @@
-//! `ovstage/ovstage_instancing.h`: prototype and instance lookups of
-//! USD-populated stages. Not supported by this library (it has no USD
-//! population): every function returns NOT_SUPPORTED.
+//! The exported functions of ovstage/ovstage_instancing.h (types: `ovstage_abi::instancing`).
 
-use super::api_types::{ovstage_api_status_t, ovstage_instance_t};
-use super::ovx_types::{ovx_primpath_list_t, ovx_primpath_t};
+use ovstage_abi::api_types::{ovstage_api_status_t, ovstage_instance_t};
+use ovstage_abi::ovx_types::{ovx_primpath_list_t, ovx_primpath_t};
+
 use crate::unsupported;
 
 /// The instance roots of a prototype. Not supported.

@@ -1,21 +1,23 @@
 //! Sizes, alignments and field offsets of every public struct against the
-//! contract's (`tests/layout.txt`, taken from the 0.3.0 headers).
+//! contract's (`layout.txt`, taken from the 0.3.0 headers).
+
+#![allow(missing_docs)]
 
 use std::collections::BTreeMap;
 use std::mem::{align_of, offset_of, size_of};
 
-use crate::abi::api::*;
-use crate::abi::api_types::*;
-use crate::abi::dlpack::*;
-use crate::abi::ovx_string::*;
-use crate::abi::ovx_types::*;
-use crate::abi::path_dictionary::*;
-use crate::abi::path_dictionary_vtable::*;
-use crate::abi::placement::*;
-use crate::abi::population::*;
-use crate::abi::population_export::*;
-use crate::abi::population_predicate::*;
-use crate::abi::stage_types::*;
+use ovstage_abi::api::*;
+use ovstage_abi::api_types::*;
+use ovstage_abi::dlpack::*;
+use ovstage_abi::ovx_string::*;
+use ovstage_abi::ovx_types::*;
+use ovstage_abi::path_dictionary::*;
+use ovstage_abi::path_dictionary_vtable::*;
+use ovstage_abi::placement::*;
+use ovstage_abi::population::*;
+use ovstage_abi::population_export::*;
+use ovstage_abi::population_predicate::*;
+use ovstage_abi::stage_types::*;
 
 /// (size, align, field offsets) by struct name.
 type Layouts = BTreeMap<String, (usize, usize, Vec<(String, usize)>)>;
@@ -34,7 +36,7 @@ macro_rules! layouts {
 fn contract() -> Layouts {
     let mut m = Layouts::new();
     let mut current: Option<String> = None;
-    for line in include_str!("../../tests/layout.txt").lines() {
+    for line in include_str!("layout.txt").lines() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
@@ -129,6 +131,6 @@ fn every_struct_matches_the_contract_layout() {
 fn c_enums_and_bools_are_four_and_one_bytes() {
     assert_eq!(size_of::<ovstage_api_status_t>(), 4);
     assert_eq!(size_of::<ovstage_log_severity_t>(), 4);
-    assert_eq!(size_of::<crate::abi::CBool>(), 1);
+    assert_eq!(size_of::<ovstage_abi::CBool>(), 1);
     assert_eq!(size_of::<Option<unsafe extern "C" fn()>>(), size_of::<usize>());
 }

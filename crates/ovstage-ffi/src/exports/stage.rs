@@ -1,17 +1,17 @@
-//! `ovstage/ovstage.h`: process and instance life cycle, logging, build
-//! information, clone and hierarchy lookups.
+//! The exported functions of ovstage/ovstage.h (types: `ovstage_abi::stage`).
 
-use super::api_types::{
+use ovstage_abi::api_types::{
     ovstage_api_status_t, ovstage_enqueue_result_t, ovstage_instance_t, ovstage_op_id_t, ovstage_ordinal_t,
     ovstage_timeout_ns_t,
 };
-use super::ovx_string::ovx_string_t;
-use super::ovx_types::ovx_primpath_list_t;
-use super::stage_types::{
+use ovstage_abi::ovx_string::ovx_string_t;
+use ovstage_abi::ovx_types::ovx_primpath_list_t;
+use ovstage_abi::stage_types::{
     ovstage_build_info_t, ovstage_clone_result_t, ovstage_config_t, ovstage_hierarchy_computation_model_desc_t,
     ovstage_hierarchy_computation_model_id_t, ovstage_hierarchy_handle_t, ovstage_hierarchy_relation_t,
     ovstage_hierarchy_result_t, ovstage_instance_desc_t, ovstage_log_callback_t, ovstage_log_severity_t,
 };
+
 use crate::{build_info, clone, hierarchy, instance, log, process};
 
 /// This library's build information (callable any time, even before

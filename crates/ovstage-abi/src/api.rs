@@ -9,7 +9,7 @@
 //! producer, a release after the handle's users). `wait_op` waits for one op
 //! and its dependencies only; fetches wait for their handle's producer.
 
-use std::ffi::{c_char, c_void};
+use core::ffi::{c_char, c_void};
 
 use super::api_types::{
     ovstage_api_status_t, ovstage_attribute_write_t, ovstage_context_t, ovstage_cuda_sync_t, ovstage_enqueue_result_t,
@@ -276,13 +276,4 @@ pub struct ovstage_extension_header_t {
     pub struct_size: u32,
     /// Revision of the table.
     pub version: u32,
-}
-
-/// The message of the calling thread's most recent failed synchronous call
-/// (any instance, or no instance at all, as after a failed
-/// `ovstage_create_instance`); `{NULL, 0}` when none failed yet. Valid until
-/// the thread's next call into the library.
-#[unsafe(no_mangle)]
-pub extern "C" fn ovstage_get_last_error() -> ovx_string_t {
-    crate::error::last_error()
 }

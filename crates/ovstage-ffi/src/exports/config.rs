@@ -1,7 +1,6 @@
-//! `ovstage/ovstage_config.h`: builders of process config entries (inline
-//! in the header) and the executable directory used in package-root paths.
+//! The exported functions of ovstage/ovstage_config.h (types: `ovstage_abi::config`).
 
-use super::ovx_string::ovx_string_t;
+use ovstage_abi::ovx_string::ovx_string_t;
 
 /// The running executable's directory without a trailing separator
 /// (thread-local storage, valid until the thread's next call), or

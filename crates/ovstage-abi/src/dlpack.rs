@@ -1,7 +1,7 @@
 //! `ovx/dlpack/dlpack.h`: the DLPack 1.x tensor exchange types, with
 //! DLPack's names and layout (our own definitions).
 
-use std::ffi::{c_char, c_int, c_void};
+use core::ffi::{c_char, c_int, c_void};
 
 use super::c_enum_carrier;
 

@@ -1,10 +1,12 @@
-//! The C contract's definitions, one module per header.
+//! The types of the ovstage 0.3.0 C contract, one module per header, with
+//! the contract's names, field order, layout and enum values.
 //!
 //! `cargo xtask codegen` turns each module into the header named in its
-//! first doc line (cbindgen, driven per module), so what is declared here
-//! is exactly what C sees: names, field order, enum values, signatures.
-//! Exported functions here are thin: they catch panics and forward to the
-//! implementation modules of the crate.
+//! first doc line (cbindgen, driven per module), together with the exported
+//! functions of the same module in `ovstage-ffi` (`src/exports`), so what is
+//! declared here is exactly what C sees. Rust code that talks to a library
+//! implementing the contract (the `ovstage-ffi` implementation, the
+//! benchmark harness loading a library by path) uses these definitions.
 //!
 //! Two conventions keep values coming from C sound in Rust:
 //!
@@ -17,6 +19,7 @@
 //!   value), emitted as `bool` in the header.
 
 #![allow(non_camel_case_types)]
+#![no_std]
 
 pub mod api;
 pub mod api_types;

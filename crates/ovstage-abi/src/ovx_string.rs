@@ -1,7 +1,7 @@
 //! `ovx/string_types.h`: string views and tokens shared by the ovx family
 //! of C APIs.
 
-use std::ffi::c_char;
+use core::ffi::c_char;
 
 /// A UTF-8 string view of `length` bytes, owned by whoever produced it.
 ///
@@ -21,7 +21,7 @@ pub struct ovx_string_t {
 
 impl ovx_string_t {
     /// The empty view `{NULL, 0}`.
-    pub const NONE: ovx_string_t = ovx_string_t { ptr: std::ptr::null(), length: 0 };
+    pub const NONE: ovx_string_t = ovx_string_t { ptr: core::ptr::null(), length: 0 };
 }
 
 /// An interned string (0 is no token).

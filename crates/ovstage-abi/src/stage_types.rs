@@ -2,7 +2,7 @@
 //! the data-plane contract): instance descriptor, build information,
 //! process configuration, logging, clone and hierarchy results.
 
-use std::ffi::{c_char, c_void};
+use core::ffi::{c_char, c_void};
 
 use super::CBool;
 use super::api_types::{ovstage_api_status_t, ovstage_ordinal_t};

@@ -1,0 +1,2 @@
+//! `ovstage/ovstage.h`: process and instance life cycle, logging, build
+//! information, clone and hierarchy lookups.
