@@ -2,7 +2,7 @@
 //! against two libraries side by side.
 //!
 //! ```text
-//! ovstage-bench --ours LIB [--against LIB] [--filter TEXT] [--rounds N] [--report FILE]
+//! ovstage-bench --ours LIB [--against LIB] [--filter TEXT|TEXT...] [--rounds N] [--report FILE]
 //! ovstage-bench --smoke --ours LIB        every workload once, tiny sizes
 //! ```
 //!
@@ -29,7 +29,8 @@ use std::process::ExitCode;
 use report::{Options, run};
 
 const USAGE: &str = "usage:
-  ovstage-bench --ours LIB [--against LIB] [--filter TEXT] [--rounds N] [--report FILE]
+  ovstage-bench --ours LIB [--against LIB] [--filter TEXT|TEXT...] [--rounds N] [--report FILE]
+      (--filter: run the workloads whose name contains one of the texts)
   ovstage-bench --smoke --ours LIB
   ovstage-bench worker LIB   (internal: serves one library to the parent)";
 

@@ -177,8 +177,10 @@ pub(crate) fn run(o: &Options) -> Result<(), String> {
     if let (Some(r), Some(lib)) = (&reference, &o.against) {
         println!("reference: {} ({})", lib.display(), r.info);
     }
-    let selected: Vec<_> =
-        cases(scale).into_iter().filter(|c| o.filter.as_ref().is_none_or(|f| c.name.contains(f.as_str()))).collect();
+    let selected: Vec<_> = cases(scale)
+        .into_iter()
+        .filter(|c| o.filter.as_ref().is_none_or(|f| f.split('|').any(|part| c.name.contains(part))))
+        .collect();
     let started = Instant::now();
     let mut rows = Vec::new();
     for case in &selected {

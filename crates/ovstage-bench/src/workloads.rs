@@ -38,9 +38,11 @@
 //!   own one-prim query. One iteration is a frame: W writes of one value
 //!   each at the frame's ordinal, an advance of the write floor to it, then
 //!   a wait for all. 5 frames run in setup.
-//! - `WriteSealRead_SteadyState/P`: one iteration is a step: write P values,
-//!   advance the floor to the step's ordinal, read the latest values, wait.
-//!   Reports the resident memory before and after the measurement.
+//! - `WriteSealRead_SteadyState/P`: one iteration is a step: write P values +
+//!   wait, advance the floor to the step's ordinal + wait, read the latest
+//!   values. Reports the resident memory before and after the measurement.
+//!   (The reference rejects a read overlapping an outstanding write, so the
+//!   step waits before reading.)
 //! - `ConcurrentLatestRead/T`: N = 10000; T threads each do one latest read
 //!   of all N per iteration.
 //! - `MixedReadWrite/T`: N = 10000; per iteration the main thread writes the
@@ -655,11 +657,10 @@ impl Bench for SteadyState {
         for _ in 0..n {
             let ordinal = self.s.next();
             let write = self.s.stage.write(self.s.query, self.s.token, ordinal, data)?;
-            let seal = self.s.stage.advance(ordinal)?;
+            self.s.stage.wait(write)?;
+            self.s.stage.seal(ordinal)?;
             let got = self.s.stage.read(self.s.query, &[self.s.token], LATEST)?;
             expect_rows("steady-state read", got, self.s.n as u64)?;
-            self.s.stage.wait(write)?;
-            self.s.stage.wait(seal)?;
         }
         self.steps += n;
         Ok(start.elapsed())
