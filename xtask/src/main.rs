@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod bench;
 mod cexamples;
 mod codegen;
 mod ctests;
@@ -30,6 +31,8 @@ commands:
           (--debug: debug build; --out DIR: where, default target/dist/ovstage)
   dist-test
           build a debug dist and compile the minimal example through pkg-config and CMake
+  bench   run the benchmark workloads (release) on our library; --against DIR also on
+          DIR/libovstage-dynamic.so side by side; --report FILE writes Markdown
   check-snippets
           check the [snippet:NAME] markers in examples/ and tests/ and the snippets docs cite";
 
@@ -106,6 +109,7 @@ fn test() -> Result<(), String> {
     step_fn("C examples, dlopen test, exported symbols", cexamples::run)?;
     step_fn("dist: pkg-config and CMake consumers", dist::test)?;
     step_fn("check-snippets", check_snippets)?;
+    step_fn("benchmark workloads, once each at tiny sizes", bench::smoke)?;
     Ok(())
 }
 
@@ -122,6 +126,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("codegen") => codegen::run(&args[1..]),
         Some("dist") => dist::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         Some("check-snippets") => check_snippets(),
         Some("dist-test") => dist::test(),
         Some("help" | "--help" | "-h") | None => {
