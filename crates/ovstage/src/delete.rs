@@ -48,7 +48,6 @@ impl StageInner {
     fn enqueue_delete(self: &Arc<Self>, query: QueryHandle, attributes: &[AttrRef<'_>], ordinal: u64) -> Result<OpId> {
         let q = self.query(query, CALL)?;
         let q_check = q.clone();
-        let prims = q.ready().map(|r| r.prims.clone());
         let owner = self.clone();
         // A delete removes what exists when it runs: order it with every
         // mutation of what it touches.
@@ -88,7 +87,7 @@ impl StageInner {
                 }
                 let floors = families.iter().map(|f| (f.id, self.submitted_floor(f))).collect();
                 *lock(&target) = Some(Target::Prims { floors, base });
-                lock(&self.floors.unsealed_all).push(ordinal, prims.clone());
+                lock(&self.floors.unsealed_all).push(ordinal, targets.bits.as_deref());
                 self.floors.pending_all.add(ordinal);
                 Ok(())
             });

@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use ovstage_types::{PrimPath, Token};
-use smallvec::SmallVec;
 
 use crate::schema::Storage;
 use crate::store::column::Column;
@@ -14,11 +13,22 @@ use crate::store::rows::RowSet;
 
 /// Mutations accepted above the submitted floor and not yet sealed, by
 /// ordinal: what admission checks new mutations against and what a read of
-/// unsealed data would overlap. Each entry holds the prims it targets
-/// (`None` when unknown at submission).
+/// unsealed data would overlap. Each ordinal keeps the union of the prims
+/// its mutations target (a bitset over prim indices) and whether one of
+/// them targets prims unknown at submission, so a check costs one bitset
+/// intersection per ordinal in range, however many mutations share it.
 #[derive(Default)]
 pub(crate) struct UnsealedLog {
-    by_ordinal: BTreeMap<u64, SmallVec<[TargetPrims; 1]>>,
+    by_ordinal: BTreeMap<u64, OrdinalChanges>,
+}
+
+/// The prims changed at one ordinal.
+#[derive(Default)]
+struct OrdinalChanges {
+    prims: RowSet,
+    /// A mutation whose prims were unknown when it was submitted: it
+    /// counts as touching every prim.
+    unknown: bool,
 }
 
 /// Ordinals of mutations submitted and not yet run (a multiset). Nothing can
@@ -58,12 +68,15 @@ impl PendingOrdinals {
     }
 }
 
-/// The prims a mutation targets; `None` when not known at submission.
-type TargetPrims = Option<Arc<[PrimPath]>>;
-
 impl UnsealedLog {
-    pub(crate) fn push(&mut self, ordinal: u64, prims: TargetPrims) {
-        self.by_ordinal.entry(ordinal).or_default().push(prims);
+    /// Records a mutation at `ordinal` of the prims in `prims` (a bitset
+    /// over prim indices; `None` when unknown at submission).
+    pub(crate) fn push(&mut self, ordinal: u64, prims: Option<&RowSet>) {
+        let changes = self.by_ordinal.entry(ordinal).or_default();
+        match prims {
+            Some(bits) => changes.prims.union_with(bits),
+            None => changes.unknown = true,
+        }
     }
 
     /// Forgets everything at or below `floor` (sealed).
@@ -74,22 +87,23 @@ impl UnsealedLog {
         }
     }
 
-    /// The first entry in `(after, through]` overlapping the prims in
-    /// `bits` (a bitset over prim indices; `None`: every prim): its ordinal
-    /// and a prim in common (`None` when either side's prims are unknown).
+    /// The first ordinal in `(after, through]` with a change of a prim in
+    /// `bits` (a bitset over prim indices; `None`: every prim), and the
+    /// lowest such prim (`None` when the change's prims are unknown).
     pub(crate) fn overlap(&self, after: u64, through: u64, bits: Option<&RowSet>) -> Option<(u64, Option<PrimPath>)> {
         // Nothing overlaps no prims at all.
         if after >= through || bits.is_some_and(RowSet::is_empty) {
             return None;
         }
-        self.by_ordinal.range(after + 1..=through).find_map(|(ordinal, entries)| {
-            entries.iter().find_map(|prims| match (prims, bits) {
-                (Some(prims), Some(bits)) => {
-                    prims.iter().find(|p| bits.contains(prim_bit(**p))).map(|p| (*ordinal, Some(*p)))
-                }
-                (Some(prims), None) => prims.first().map(|p| (*ordinal, Some(*p))),
-                (None, _) => Some((*ordinal, None)),
-            })
+        self.by_ordinal.range(after + 1..=through).find_map(|(ordinal, changes)| {
+            if changes.unknown {
+                return Some((*ordinal, None));
+            }
+            let hit = match bits {
+                Some(bits) => changes.prims.first_common(bits),
+                None => changes.prims.first(),
+            };
+            hit.map(|bit| (*ordinal, Some(prim_of_bit(bit))))
         })
     }
 }
@@ -163,4 +177,45 @@ impl Family {
 /// A prim's bit in prim bitsets.
 pub(crate) fn prim_bit(p: PrimPath) -> u32 {
     (p.get() - 1) as u32
+}
+
+/// The prim of a bit in prim bitsets.
+pub(crate) fn prim_of_bit(bit: u32) -> PrimPath {
+    PrimPath::from_raw(u64::from(bit) + 1).expect("bit + 1 is never 0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits(prims: &[u64]) -> RowSet {
+        let mut b = RowSet::new();
+        prims.iter().for_each(|p| b.insert(prim_bit(PrimPath::from_raw(*p).unwrap())));
+        b
+    }
+
+    fn prim(p: u64) -> Option<PrimPath> {
+        PrimPath::from_raw(p)
+    }
+
+    #[test]
+    fn overlap_finds_the_first_ordinal_and_lowest_common_prim() {
+        let mut log = UnsealedLog::default();
+        for p in 1..=1000 {
+            log.push(7, Some(&bits(&[p])));
+        }
+        log.push(9, Some(&bits(&[5, 2000])));
+        assert_eq!(log.overlap(6, u64::MAX, Some(&bits(&[2000, 500]))), Some((7, prim(500))));
+        assert_eq!(log.overlap(7, u64::MAX, Some(&bits(&[2000, 500]))), Some((9, prim(2000))));
+        assert_eq!(log.overlap(6, u64::MAX, Some(&bits(&[3000]))), None);
+        assert_eq!(log.overlap(6, 8, Some(&bits(&[2000]))), None, "`through` bounds the range");
+        assert_eq!(log.overlap(8, u64::MAX, None), Some((9, prim(5))), "every prim: the lowest changed one");
+        assert_eq!(log.overlap(6, u64::MAX, Some(&RowSet::new())), None, "no prims overlap nothing");
+        log.push(12, None);
+        assert_eq!(log.overlap(9, u64::MAX, Some(&bits(&[3000]))), Some((12, None)), "unknown prims touch all");
+        log.prune(9);
+        assert_eq!(log.overlap(0, u64::MAX, Some(&bits(&[5]))), Some((12, None)));
+        log.prune(u64::MAX);
+        assert_eq!(log.overlap(0, u64::MAX, None), None);
+    }
 }

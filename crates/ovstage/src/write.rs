@@ -189,7 +189,7 @@ impl StageInner {
                 .map_err(|(at, prim)| self.conflict(call, &f.name_text, ordinal, at, prim))?;
         }
         for (f, t) in entries {
-            f.unsealed().push(ordinal, t.prims.clone());
+            f.unsealed().push(ordinal, t.bits.as_deref());
             f.pending.add(ordinal);
         }
         Ok(())

@@ -166,6 +166,21 @@ impl RowSet {
         self.words.iter().all(|w| *w == 0)
     }
 
+    /// The lowest row in the set.
+    pub(crate) fn first(&self) -> Option<u32> {
+        self.words.iter().enumerate().find(|(_, w)| **w != 0).map(|(i, w)| i as u32 * 64 + w.trailing_zeros())
+    }
+
+    /// The lowest row in both sets.
+    pub(crate) fn first_common(&self, other: &RowSet) -> Option<u32> {
+        self.words
+            .iter()
+            .zip(&other.words)
+            .enumerate()
+            .find(|(_, (a, b))| *a & *b != 0)
+            .map(|(i, (a, b))| i as u32 * 64 + (a & b).trailing_zeros())
+    }
+
     #[cfg(test)]
     pub(crate) fn ones(&self) -> Vec<u32> {
         let mut out = Vec::new();
