@@ -18,7 +18,7 @@ use crate::map::MapState;
 use crate::metadata::ReservedTokens;
 use crate::paths::PathDictionary;
 use crate::prims::PrimTable;
-use crate::query::QueryState;
+use crate::query::{QueryCache, QueryState};
 use crate::read::ReadState;
 
 #[derive(Default)]
@@ -52,6 +52,8 @@ pub(crate) struct StageInner {
     pub(crate) prims: Mutex<PrimTable>,
     pub(crate) floors: Floors,
     pub(crate) queries: HandleTable<Arc<QueryState>>,
+    /// Filter-query results reused while nothing structural changes.
+    pub(crate) query_cache: QueryCache,
     pub(crate) reads: HandleTable<Arc<ReadState>>,
     pub(crate) ordinal_queries: HandleTable<Arc<OrdinalQueryState>>,
     pub(crate) hierarchies: HandleTable<Arc<HierarchyState>>,
@@ -136,6 +138,7 @@ impl Stage {
                 prims: Mutex::new(PrimTable::default()),
                 floors: Floors::default(),
                 queries: HandleTable::new(),
+                query_cache: QueryCache::default(),
                 reads: HandleTable::new(),
                 ordinal_queries: HandleTable::new(),
                 hierarchies: HandleTable::new(),
