@@ -14,6 +14,7 @@ use crate::family::Family;
 use crate::floor::OrdinalQueryState;
 use crate::handles::HandleTable;
 use crate::hierarchy::HierarchyState;
+use crate::idhash::IdBuild;
 use crate::map::MapState;
 use crate::metadata::ReservedTokens;
 use crate::paths::PathDictionary;
@@ -23,7 +24,8 @@ use crate::read::ReadState;
 
 #[derive(Default)]
 pub(crate) struct FamilyMap {
-    by_name: HashMap<Token, Arc<Family>>,
+    /// Looked up by every enqueue naming an attribute.
+    by_name: HashMap<Token, Arc<Family>, IdBuild>,
     pub(crate) all: Vec<Arc<Family>>,
 }
 
