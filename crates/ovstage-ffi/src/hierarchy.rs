@@ -38,7 +38,7 @@ pub(crate) unsafe fn enqueue(
     unsafe {
         with_instance(inst, CALL, |c| {
             enqueue_result((|| {
-                strings::non_null(out, &format!("{CALL}: out_hierarchy_handle"))?;
+                strings::non_null(out, format!("{CALL}: out_hierarchy_handle"))?;
                 out.write(0);
                 let relation = HierarchyRelation::from_raw(relation.0).ok_or_else(|| {
                     Error::invalid_argument(format!(
@@ -70,7 +70,7 @@ pub(crate) unsafe fn fetch(
     unsafe {
         with_instance(inst, CALL, |c| {
             status_result((|| {
-                strings::non_null(out, &format!("{CALL}: out_result"))?;
+                strings::non_null(out, format!("{CALL}: out_result"))?;
                 let result = c.stage.fetch_hierarchy_result(handle(raw, CALL)?, Timeout::POLL)?;
                 let paths = c.stage.paths();
                 let held = HeldHierarchy::new(&result, |p| {
@@ -146,8 +146,8 @@ pub(crate) unsafe fn computation_models(
     unsafe {
         with_instance(inst, CALL, |_| {
             status_result((|| {
-                strings::non_null(out_models, &format!("{CALL}: out_models"))?;
-                strings::non_null(out_count, &format!("{CALL}: out_model_count"))?;
+                strings::non_null(out_models, format!("{CALL}: out_models"))?;
+                strings::non_null(out_count, format!("{CALL}: out_model_count"))?;
                 // An empty array: any aligned non-NULL pointer will do.
                 out_models.write(std::ptr::NonNull::dangling().as_ptr());
                 out_count.write(0);

@@ -242,7 +242,7 @@ pub(crate) unsafe fn set_callback(
                 ""
             } else {
                 // SAFETY: a non-NULL filter is a readable view per the contract.
-                unsafe { strings::text(*channel_filter, &format!("{CALL}: channel_filter")) }?
+                unsafe { strings::text(*channel_filter, format!("{CALL}: channel_filter")) }?
             };
             let filter = Filter::parse(default, spec).map_err(|e| e.prefixed(CALL))?;
             let mut slot = logger();

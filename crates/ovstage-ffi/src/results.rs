@@ -9,6 +9,7 @@ use std::sync::{Mutex, MutexGuard, RwLock};
 
 use ovstage_types::{DType, Error, MapHandle, Result};
 use slotmap::{DefaultKey, Key, KeyData, SlotMap};
+use smallvec::SmallVec;
 use stage::{HierarchyResult, MapGroup, QueryResult, ReadGroup};
 
 use crate::abi::api_types::{ovstage_data_t, ovstage_prim_group_t};
@@ -54,61 +55,125 @@ pub(crate) fn c_dtype(d: DType) -> DLDataType {
     DLDataType { code: d.code as u8, bits: d.bits, lanes: d.lanes }
 }
 
+/// Dimensions of one tensor as `build` collects them: the shape, then the
+/// strides.
+type Dims = SmallVec<[i64; INLINE_DIMS]>;
+
+/// Shape plus strides entries kept inline for a single tensor (`[n, S, S]`
+/// and its strides fit).
+const INLINE_DIMS: usize = 8;
+
+/// One DLTensor and the shape and stride arrays it points into, in one
+/// allocation (a fixed-size group's single tensor).
+struct OneTensor {
+    tensor: DLTensor,
+    dims: [i64; INLINE_DIMS],
+}
+
 /// DLTensors over views, with the shape and stride arrays they point into.
-struct Tensors {
-    tensors: Box<[DLTensor]>,
-    _dims: Box<[i64]>,
+/// A single tensor takes one allocation; more take two (tensors and dims),
+/// whatever their count.
+enum Tensors {
+    None,
+    One(Box<OneTensor>),
+    Many { tensors: Box<[DLTensor]>, _dims: Box<[i64]> },
+}
+
+fn dl_tensor(data: *const u8, dtype: DType, ndim: usize, dims: *mut i64) -> DLTensor {
+    DLTensor {
+        data: data.cast_mut().cast(),
+        device: CPU,
+        ndim: ndim as i32,
+        dtype: c_dtype(dtype),
+        shape: dims,
+        // SAFETY: the caller's `dims` holds the shape and then `ndim`
+        // strides, so `ndim` is within it.
+        strides: unsafe { dims.add(ndim) },
+        byte_offset: 0,
+    }
 }
 
 impl Tensors {
-    /// Tensors of `(data, shape, strides)` with element type `dtype`.
-    fn new(dtype: DType, views: impl ExactSizeIterator<Item = (*const u8, Vec<i64>, Vec<i64>)>) -> Tensors {
-        let mut dims = Vec::new();
+    /// `count` tensors of element type `dtype`; `describe(i, dims)` pushes
+    /// tensor `i`'s shape and then its strides onto the empty `dims` and
+    /// returns its data pointer.
+    fn build(dtype: DType, count: usize, mut describe: impl FnMut(usize, &mut Dims) -> *const u8) -> Tensors {
+        let mut scratch = Dims::new();
+        match count {
+            0 => Tensors::None,
+            1 => {
+                let data = describe(0, &mut scratch);
+                if scratch.len() > INLINE_DIMS {
+                    return Tensors::many(dtype, vec![(data, scratch)]);
+                }
+                let mut one = Box::new(OneTensor {
+                    tensor: dl_tensor(data, dtype, 0, std::ptr::null_mut()),
+                    dims: [0; INLINE_DIMS],
+                });
+                one.dims[..scratch.len()].copy_from_slice(&scratch);
+                // The box's heap memory never moves, so the pointers into
+                // `dims` stay valid as long as it lives.
+                let base = one.dims.as_mut_ptr();
+                one.tensor = dl_tensor(data, dtype, scratch.len() / 2, base);
+                Tensors::One(one)
+            }
+            n => {
+                let mut views = Vec::with_capacity(n);
+                for i in 0..n {
+                    scratch.clear();
+                    let data = describe(i, &mut scratch);
+                    views.push((data, scratch.clone()));
+                }
+                Tensors::many(dtype, views)
+            }
+        }
+    }
+
+    fn many(dtype: DType, views: Vec<(*const u8, Dims)>) -> Tensors {
+        let total = views.iter().map(|(_, d)| d.len()).sum();
+        let mut dims = Vec::with_capacity(total);
         let mut parts = Vec::with_capacity(views.len());
-        for (data, shape, strides) in views {
-            parts.push((data, dims.len(), shape.len()));
-            dims.extend_from_slice(&shape);
-            dims.extend_from_slice(&strides);
+        for (data, d) in &views {
+            parts.push((*data, dims.len(), d.len() / 2));
+            dims.extend_from_slice(d);
         }
         let mut dims = dims.into_boxed_slice();
         let base = dims.as_mut_ptr();
         let tensors = parts
             .into_iter()
-            .map(|(data, at, ndim)| DLTensor {
-                data: data.cast_mut().cast(),
-                device: CPU,
-                ndim: ndim as i32,
-                dtype: c_dtype(dtype),
-                // SAFETY: `at` and `at + ndim` are within `dims`, which this
-                // struct owns and never reallocates.
-                shape: unsafe { base.add(at) },
-                // SAFETY: as above.
-                strides: unsafe { base.add(at + ndim) },
-                byte_offset: 0,
-            })
+            // SAFETY: `at + 2 * ndim` is within `dims`, which this value
+            // owns and never reallocates.
+            .map(|(data, at, ndim)| dl_tensor(data, dtype, ndim, unsafe { base.add(at) }))
             .collect();
-        Tensors { tensors, _dims: dims }
+        Tensors::Many { tensors, _dims: dims }
     }
 
-    fn empty() -> Tensors {
-        Tensors { tensors: Box::new([]), _dims: Box::new([]) }
+    fn as_slice(&self) -> &[DLTensor] {
+        match self {
+            Tensors::None => &[],
+            Tensors::One(one) => std::slice::from_ref(&one.tensor),
+            Tensors::Many { tensors, .. } => tensors,
+        }
     }
 
     fn as_ptr(&self) -> *const DLTensor {
-        if self.tensors.is_empty() { std::ptr::null() } else { self.tensors.as_ptr() }
+        let tensors = self.as_slice();
+        if tensors.is_empty() { std::ptr::null() } else { tensors.as_ptr() }
+    }
+
+    fn len(&self) -> usize {
+        self.as_slice().len()
     }
 }
 
-fn dims(shape: &[u64]) -> Vec<i64> {
-    shape.iter().map(|d| *d as i64).collect()
-}
-
-fn compact_strides(shape: &[u64]) -> Vec<i64> {
-    let mut strides = vec![1i64; shape.len()];
+/// Pushes `shape` and its compact row-major strides onto `dims`.
+fn push_compact(dims: &mut Dims, shape: &[u64]) {
+    dims.extend(shape.iter().map(|d| *d as i64));
+    let at = dims.len();
+    dims.extend(std::iter::repeat_n(1i64, shape.len()));
     for i in (0..shape.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * shape[i + 1] as i64;
+        dims[at + i] = dims[at + i + 1] * shape[i + 1] as i64;
     }
-    strides
 }
 
 fn prim_group(p: &stage::PrimGroup) -> ovstage_prim_group_t {
@@ -133,14 +198,13 @@ unsafe impl Send for HeldGroup {}
 impl HeldGroup {
     pub(crate) fn new(group: ReadGroup) -> HeldGroup {
         let tensors = match group.data() {
-            None => Tensors::empty(),
-            Some(data) => Tensors::new(
-                data.dtype(),
-                (0..data.tensor_count()).map(|i| {
-                    let t = data.tensor(i);
-                    (t.bytes().as_ptr(), dims(t.shape()), t.strides().to_vec())
-                }),
-            ),
+            None => Tensors::None,
+            Some(data) => Tensors::build(data.dtype(), data.tensor_count(), |i, dims| {
+                let t = data.tensor(i);
+                dims.extend(t.shape().iter().map(|d| *d as i64));
+                dims.extend_from_slice(t.strides());
+                t.bytes().as_ptr()
+            }),
         };
         HeldGroup { group, tensors }
     }
@@ -171,7 +235,7 @@ impl HeldGroup {
             prims: prim_group(g.prims()),
             data: ovstage_data_t {
                 tensors: self.tensors.as_ptr(),
-                tensor_count: self.tensors.tensors.len() as u32,
+                tensor_count: self.tensors.len() as u32,
                 count,
                 index_map,
                 mask: std::ptr::null(),
@@ -200,13 +264,10 @@ impl HeldMapGroup {
     pub(crate) fn new(map: MapHandle, mut group: MapGroup) -> HeldMapGroup {
         let dtype = group.dtype();
         let n = group.tensor_count();
-        let mut views = Vec::with_capacity(n);
-        for i in 0..n {
-            let shape = group.shape(i);
-            let data = group.tensor_bytes_mut(i).as_mut_ptr().cast_const();
-            views.push((data, dims(&shape), compact_strides(&shape)));
-        }
-        let tensors = Tensors::new(dtype, views.into_iter());
+        let tensors = Tensors::build(dtype, n, |i, dims| {
+            push_compact(dims, &group.shape(i));
+            group.tensor_bytes_mut(i).as_mut_ptr().cast_const()
+        });
         HeldMapGroup { map, group, tensors }
     }
 
@@ -225,7 +286,7 @@ impl HeldMapGroup {
             prims: prim_group(self.group.prims()),
             data: ovstage_data_t {
                 tensors: self.tensors.as_ptr(),
-                tensor_count: self.tensors.tensors.len() as u32,
+                tensor_count: self.tensors.len() as u32,
                 count: self.group.prims().count,
                 index_map: std::ptr::null(),
                 mask: std::ptr::null(),

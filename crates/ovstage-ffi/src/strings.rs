@@ -2,18 +2,39 @@
 //! carriers. Every reader checks for NULL before it dereferences.
 
 use std::ffi::{CStr, c_char};
+use std::fmt::{self, Display};
 
 use ovstage_types::{Error, Result, Token};
 use stage::AttrRef;
 
 use crate::abi::ovx_string::{ovx_string_or_token_t, ovx_string_t};
 
+/// An argument named in messages as `call: name`, formatted only when a
+/// message is built (the success path formats nothing).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Arg<'a>(pub(crate) &'a str, pub(crate) &'a str);
+
+impl Display for Arg<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.0, self.1)
+    }
+}
+
+/// Element `1` of the array argument `0`, named in messages as `what[i]`.
+struct Indexed<W>(W, usize);
+
+impl<W: Display> Display for Indexed<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]", self.0, self.1)
+    }
+}
+
 /// The text of a string view: `{NULL, 0}` is empty; NULL with a length,
 /// and bytes that are not UTF-8, are INVALID_ARGUMENT naming `what`.
 ///
 /// # Safety
 /// A non-NULL `s.ptr` points to `s.length` readable bytes that outlive `'a`.
-pub(crate) unsafe fn text<'a>(s: ovx_string_t, what: &str) -> Result<&'a str> {
+pub(crate) unsafe fn text<'a>(s: ovx_string_t, what: impl Display) -> Result<&'a str> {
     if s.ptr.is_null() {
         return if s.length == 0 {
             Ok("")
@@ -30,7 +51,7 @@ pub(crate) unsafe fn text<'a>(s: ovx_string_t, what: &str) -> Result<&'a str> {
 ///
 /// # Safety
 /// A non-NULL `s` points to a NUL-terminated string that outlives `'a`.
-pub(crate) unsafe fn c_text<'a>(s: *const c_char, what: &str) -> Result<&'a str> {
+pub(crate) unsafe fn c_text<'a>(s: *const c_char, what: impl Display) -> Result<&'a str> {
     if s.is_null() {
         return Err(Error::invalid_argument(format!("{what} is NULL")));
     }
@@ -43,7 +64,7 @@ pub(crate) unsafe fn c_text<'a>(s: *const c_char, what: &str) -> Result<&'a str>
 ///
 /// # Safety
 /// A non-NULL `ptr` points to `len` initialized elements that outlive `'a`.
-pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T]> {
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: impl Display) -> Result<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
     }
@@ -58,14 +79,14 @@ pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Resu
 ///
 /// # Safety
 /// As for [`slice`] and [`text`].
-pub(crate) unsafe fn texts<'a>(ptr: *const ovx_string_t, len: usize, what: &str) -> Result<Vec<&'a str>> {
+pub(crate) unsafe fn texts<'a>(ptr: *const ovx_string_t, len: usize, what: impl Display) -> Result<Vec<&'a str>> {
     // SAFETY: forwarded.
-    let views = unsafe { slice(ptr, len, what) }?;
+    let views = unsafe { slice(ptr, len, &what) }?;
     views
         .iter()
         .enumerate()
         // SAFETY: forwarded.
-        .map(|(i, s)| unsafe { text(*s, &format!("{what}[{i}]")) })
+        .map(|(i, s)| unsafe { text(*s, Indexed(&what, i)) })
         .collect()
 }
 
@@ -74,12 +95,12 @@ pub(crate) unsafe fn texts<'a>(ptr: *const ovx_string_t, len: usize, what: &str)
 ///
 /// # Safety
 /// As for [`text`].
-pub(crate) unsafe fn attribute<'a>(a: ovx_string_or_token_t, what: &str) -> Result<AttrRef<'a>> {
+pub(crate) unsafe fn attribute<'a>(a: ovx_string_or_token_t, what: impl Display) -> Result<AttrRef<'a>> {
     if let Some(token) = Token::from_raw(a.token) {
         return Ok(AttrRef::Token(token));
     }
     // SAFETY: forwarded.
-    let name = unsafe { text(a.string, what) }?;
+    let name = unsafe { text(a.string, &what) }?;
     if name.is_empty() {
         return Err(Error::invalid_argument(format!("{what}: neither a token nor a name was given")));
     }
@@ -90,9 +111,9 @@ pub(crate) unsafe fn attribute<'a>(a: ovx_string_or_token_t, what: &str) -> Resu
 ///
 /// # Safety
 /// As for [`slice`].
-pub(crate) unsafe fn tokens<'a>(ptr: *const u64, len: usize, what: &str) -> Result<Vec<AttrRef<'a>>> {
+pub(crate) unsafe fn tokens<'a>(ptr: *const u64, len: usize, what: impl Display) -> Result<Vec<AttrRef<'a>>> {
     // SAFETY: forwarded.
-    let raw = unsafe { slice(ptr, len, what) }?;
+    let raw = unsafe { slice(ptr, len, &what) }?;
     raw.iter()
         .enumerate()
         .map(|(i, t)| {
@@ -107,7 +128,7 @@ pub(crate) unsafe fn tokens<'a>(ptr: *const u64, len: usize, what: &str) -> Resu
 ///
 /// # Safety
 /// `out` is NULL or valid for writes.
-pub(crate) unsafe fn put<T>(out: *mut T, value: T, what: &str) -> Result<()> {
+pub(crate) unsafe fn put<T>(out: *mut T, value: T, what: impl Display) -> Result<()> {
     if out.is_null() {
         return Err(Error::invalid_argument(format!("{what} is NULL")));
     }
@@ -117,6 +138,6 @@ pub(crate) unsafe fn put<T>(out: *mut T, value: T, what: &str) -> Result<()> {
 }
 
 /// Fails with INVALID_ARGUMENT when `ptr` is NULL.
-pub(crate) fn non_null<T>(ptr: *const T, what: &str) -> Result<()> {
+pub(crate) fn non_null<T>(ptr: *const T, what: impl Display) -> Result<()> {
     if ptr.is_null() { Err(Error::invalid_argument(format!("{what} is NULL"))) } else { Ok(()) }
 }

@@ -169,7 +169,7 @@ unsafe fn check(t: &DLTensor, what: &str) -> Result<Checked> {
     }
     let ndim = t.ndim as usize;
     // SAFETY: `ndim` entries when not NULL, per the caller.
-    let shape = unsafe { strings::slice(t.shape.cast_const(), ndim, &format!("{what}: shape")) }?;
+    let shape = unsafe { strings::slice(t.shape.cast_const(), ndim, format!("{what}: shape")) }?;
     if let Some((i, d)) = shape.iter().enumerate().find(|(_, d)| **d < 0) {
         return Err(Error::invalid_argument(format!("{what}: shape[{i}] is negative ({d})")));
     }

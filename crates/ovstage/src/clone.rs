@@ -106,7 +106,12 @@ impl Stage {
 impl StageInner {
     /// Forgets a released clone op's report.
     pub(crate) fn forget_clone(&self, op: OpId) {
-        if let Some(key) = self.clone_ops.lock().unwrap_or_else(|e| e.into_inner()).remove(&op) {
+        let key = {
+            let mut ops = self.clone_ops.lock().unwrap_or_else(|e| e.into_inner());
+            // Every released op comes here: skip hashing when no clone is held.
+            if ops.is_empty() { None } else { ops.remove(&op) }
+        };
+        if let Some(key) = key {
             self.clone_results.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
         }
     }

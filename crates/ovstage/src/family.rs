@@ -139,8 +139,10 @@ impl Family {
         }
     }
 
-    pub(crate) fn columns(&self) -> Vec<Arc<Column>> {
-        self.columns.read().unwrap_or_else(|e| e.into_inner()).clone()
+    /// The columns (an attribute rarely has more than two schemas, so this
+    /// does not allocate).
+    pub(crate) fn columns(&self) -> SmallVec<[Arc<Column>; 2]> {
+        self.columns.read().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
     }
 
     pub(crate) fn has_columns(&self) -> bool {

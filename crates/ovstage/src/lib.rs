@@ -38,6 +38,7 @@ mod floor;
 mod group;
 mod handles;
 mod hierarchy;
+mod idhash;
 mod map;
 mod metadata;
 mod paths;

@@ -12,7 +12,7 @@ use crate::paths::PathDictionary;
 use crate::schema::{Storage, ValueKind};
 
 /// A built-in metadata attribute.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Reserved {
     Path,
     Parent,

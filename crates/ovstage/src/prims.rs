@@ -21,6 +21,9 @@ pub(crate) struct PrimTable {
     live: usize,
     /// Bumped whenever a prim stops being live.
     removals: u64,
+    /// Bumped whenever a prim is created or removed (cached filter
+    /// results are valid while it stays the same).
+    generation: u64,
 }
 
 fn index(p: PrimPath) -> usize {
@@ -49,6 +52,7 @@ impl PrimTable {
         slot.live = true;
         slot.parent = parent;
         self.live += 1;
+        self.generation += 1;
         if let Some(parent) = parent {
             self.slot_mut(parent).children.push(p);
         }
@@ -64,6 +68,7 @@ impl PrimTable {
         let parent = slot.parent;
         self.live -= 1;
         self.removals += 1;
+        self.generation += 1;
         if let Some(parent) = parent {
             self.slot_mut(parent).children.retain(|c| *c != p);
         }
@@ -116,6 +121,11 @@ impl PrimTable {
         self.removals
     }
 
+    /// Changes whenever the live prims or the hierarchy change.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
     pub(crate) fn live_count(&self) -> usize {
         self.live
     }
@@ -145,7 +155,7 @@ mod tests {
         assert_eq!(t.subtree(p(1)), vec![p(1), p(2), p(3), p(4)]);
         t.remove(p(3));
         assert_eq!(t.children(p(2)), &[p(4)]);
-        assert_eq!((t.live_count(), t.removals()), (4, 1));
+        assert_eq!((t.live_count(), t.removals(), t.generation()), (4, 1, 6));
         t.create(p(6), Some(p(1)));
         assert_eq!(t.parent(p(5)), Some(p(6)), "a parent created later is found");
         assert_eq!(t.live_prims().count(), 5);

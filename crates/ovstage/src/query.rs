@@ -1,9 +1,13 @@
 //! Queries: the prims reads, writes and deletes target. A query from a path
 //! list is resolved at once; a filter query is resolved when its op runs,
 //! against the latest committed state, and every op using its handle runs
-//! after that.
+//! after that. Filters are evaluated column-wise (`eval`), and results whose
+//! filter depends on structure only are reused while nothing structural
+//! changes (`cache`).
 
-use std::collections::HashSet;
+mod cache;
+mod eval;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -13,6 +17,8 @@ use ovstage_types::{
 };
 use smallvec::SmallVec;
 
+pub(crate) use cache::QueryCache;
+
 use crate::api::{AttrRef, Enqueued};
 use crate::family::prim_bit;
 use crate::metadata::Reserved;
@@ -20,12 +26,33 @@ use crate::stage::{Stage, StageInner, lock};
 use crate::store::column::{Column, ColumnGuard, RowMap};
 use crate::store::rows::RowSet;
 
-/// The prims of a resolved query.
+/// The prims of a resolved query, with what is derived from them. Shared
+/// by every query handle a cached filter result serves (each holds its own
+/// reference to `list`), so the derived data is computed once.
 pub(crate) struct Resolved {
     pub(crate) list: PathList,
     pub(crate) prims: Arc<[PrimPath]>,
     /// Attributes the prims carry (filter queries; scoped to what was asked).
     pub(crate) attributes: Vec<Token>,
+    prim_bits: OnceLock<RowSet>,
+    /// `removals + 1` of the prim table when every prim was last seen live
+    /// (0: never).
+    live_at: AtomicU64,
+    /// Row maps per column, valid for one layout generation.
+    row_maps: Mutex<SmallVec<[(usize, u64, RowMap); 2]>>,
+}
+
+impl Resolved {
+    fn new(list: PathList, prims: Arc<[PrimPath]>, attributes: Vec<Token>) -> Resolved {
+        Resolved {
+            list,
+            prims,
+            attributes,
+            prim_bits: OnceLock::new(),
+            live_at: AtomicU64::new(0),
+            row_maps: Mutex::new(SmallVec::new()),
+        }
+    }
 }
 
 /// A query handle's state.
@@ -34,30 +61,17 @@ pub(crate) struct QueryState {
     pub(crate) key: u64,
     /// The op evaluating a filter (none for path-list queries).
     producer: OnceLock<OpId>,
-    resolved: OnceLock<std::result::Result<Resolved, Error>>,
-    prim_bits: OnceLock<RowSet>,
-    /// `removals + 1` of the prim table when every prim of the query was
-    /// last seen live (0: never).
-    live_at: AtomicU64,
-    /// Row maps per column, valid for one layout generation.
-    row_maps: Mutex<SmallVec<[(usize, u64, RowMap); 2]>>,
+    resolved: OnceLock<std::result::Result<Arc<Resolved>, Error>>,
 }
 
 impl QueryState {
     fn new(key: u64) -> QueryState {
-        QueryState {
-            key,
-            producer: OnceLock::new(),
-            resolved: OnceLock::new(),
-            prim_bits: OnceLock::new(),
-            live_at: AtomicU64::new(0),
-            row_maps: Mutex::new(SmallVec::new()),
-        }
+        QueryState { key, producer: OnceLock::new(), resolved: OnceLock::new() }
     }
 
     /// The resolved prims, when known (always for path-list queries).
     pub(crate) fn ready(&self) -> Option<&Resolved> {
-        self.resolved.get().and_then(|r| r.as_ref().ok())
+        self.resolved.get().and_then(|r| r.as_deref().ok())
     }
 
     /// The resolved prims for an op using the query: it runs after the
@@ -86,33 +100,37 @@ impl QueryState {
 
     /// Whether every prim was seen live and none was removed since.
     pub(crate) fn known_live(&self, removals: u64) -> bool {
-        self.live_at.load(Ordering::Acquire) == removals + 1
+        self.ready().is_some_and(|r| r.live_at.load(Ordering::Acquire) == removals + 1)
     }
 
     pub(crate) fn mark_live(&self, removals: u64) {
-        self.live_at.store(removals + 1, Ordering::Release);
+        if let Some(r) = self.ready() {
+            r.live_at.store(removals + 1, Ordering::Release);
+        }
     }
 
     /// The prims as a bitset over prim indices; `None` until resolved.
     pub(crate) fn prim_bits(&self) -> Option<&RowSet> {
-        let prims = &self.ready()?.prims;
-        Some(self.prim_bits.get_or_init(|| {
+        let r = self.ready()?;
+        Some(r.prim_bits.get_or_init(|| {
             let mut bits = RowSet::new();
-            prims.iter().for_each(|p| bits.insert(prim_bit(*p)));
+            r.prims.iter().for_each(|p| bits.insert(prim_bit(*p)));
             bits
         }))
     }
 
-    /// The rows of the prims in `column` (cached per layout generation),
-    /// computed under the column's lock.
+    /// The rows of the prims in `column` (cached per layout generation, and
+    /// shared by every handle of the same resolved prims), computed under
+    /// the column's lock.
     pub(crate) fn row_map(&self, column: &Arc<Column>, guard: &ColumnGuard<'_>) -> RowMap {
+        let Some(r) = self.ready() else { return guard.row_map(&[]) };
         let id = Arc::as_ptr(column) as usize;
         let generation = guard.layout_generation();
-        let mut cache = lock(&self.row_maps);
+        let mut cache = lock(&r.row_maps);
         if let Some((_, _, map)) = cache.iter().find(|(c, g, _)| *c == id && *g == generation) {
             return map.clone();
         }
-        let map = guard.row_map(self.prims());
+        let map = guard.row_map(&r.prims);
         cache.retain(|(c, _, _)| *c != id);
         cache.push((id, generation, map.clone()));
         map
@@ -160,16 +178,33 @@ pub struct QueryResult {
     pub total_prim_count: usize,
 }
 
-/// A predicate checked and resolved at enqueue.
+/// A predicate checked and resolved at enqueue. Value sets are sorted and
+/// deduplicated, so equal filters compare equal (the cache's key).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Test {
     Has(Token, Option<Reserved>),
-    PathIn(HashSet<PrimPath>),
+    PathIn(Vec<PrimPath>),
     PathPrefix(Vec<String>),
-    ParentIn(HashSet<PrimPath>),
-    ChildrenContain(HashSet<PrimPath>),
+    ParentIn(Vec<PrimPath>),
+    ChildrenContain(Vec<PrimPath>),
     /// A recorded token-id attribute (`usd-prim-type` IN, `usd-schemas` or
     /// `usd-ancestor-types` CONTAINS): any of its tokens is one of these.
-    TokensAny(Token, HashSet<u64>),
+    TokensAny(Token, Vec<u64>),
+}
+
+impl Test {
+    /// Whether the test's outcome depends only on which prims exist and
+    /// which cells are live (not on values), so its result may be cached.
+    fn is_structural(&self) -> bool {
+        !matches!(self, Test::TokensAny(..))
+    }
+}
+
+/// `values` sorted and deduplicated.
+fn canonical<T: Ord>(mut values: Vec<T>) -> Vec<T> {
+    values.sort_unstable();
+    values.dedup();
+    values
 }
 
 impl Stage {
@@ -180,7 +215,7 @@ impl Stage {
         let prims = inner.paths.path_list_paths(list).map_err(|e| e.prefixed("query_from_path_list"))?;
         inner.paths.add_path_list_reference(list)?;
         let state = QueryState::new(inner.next_handle_key());
-        let _ = state.resolved.set(Ok(Resolved { list, prims, attributes: Vec::new() }));
+        let _ = state.resolved.set(Ok(Arc::new(Resolved::new(list, prims, Vec::new()))));
         let raw = inner.queries.insert_with(|_| Arc::new(state));
         Ok(QueryHandle::from_raw(raw).expect("handle tables never mint 0"))
     }
@@ -202,7 +237,7 @@ impl Stage {
         let state = Arc::new(QueryState::new(inner.next_handle_key()));
         let (owner, job_state) = (inner.clone(), state.clone());
         let job: Job = Box::new(move || {
-            let result = owner.evaluate(&tests, &scope);
+            let result = owner.resolve_filter(&tests, &scope);
             let failure = result.as_ref().err().cloned();
             let _ = job_state.resolved.set(result);
             failure.map_or(Ok(()), |e| Err(Failure::from(e)))
@@ -269,11 +304,19 @@ impl StageInner {
         let token = self.attr_token(p.attribute, CALL)?;
         let reserved = self.reserved.lookup(token);
         let name = self.paths.token_text(token)?;
-        let paths = |values: &[String]| -> Result<HashSet<PrimPath>> {
-            values.iter().map(|v| self.paths.intern_path(v).map_err(|e| e.prefixed(CALL))).collect()
+        let paths = |values: &[String]| -> Result<Vec<PrimPath>> {
+            values
+                .iter()
+                .map(|v| self.paths.intern_path(v).map_err(|e| e.prefixed(CALL)))
+                .collect::<Result<Vec<PrimPath>>>()
+                .map(canonical)
         };
-        let tokens = |values: &[String]| -> Result<HashSet<u64>> {
-            values.iter().map(|v| self.paths.intern_token(v).map(|t| t.get()).map_err(|e| e.prefixed(CALL))).collect()
+        let tokens = |values: &[String]| -> Result<Vec<u64>> {
+            values
+                .iter()
+                .map(|v| self.paths.intern_token(v).map(|t| t.get()).map_err(|e| e.prefixed(CALL)))
+                .collect::<Result<Vec<u64>>>()
+                .map(canonical)
         };
         let needs_values = !matches!(p.op, FilterOp::Has);
         if needs_values && p.values.is_empty() {
@@ -292,7 +335,7 @@ impl StageInner {
             }
             (r, FilterOp::Has) => Test::Has(token, r),
             (Some(Reserved::Path), FilterOp::In) => Test::PathIn(paths(&p.values)?),
-            (Some(Reserved::Path), FilterOp::Prefix) => Test::PathPrefix(p.values.clone()),
+            (Some(Reserved::Path), FilterOp::Prefix) => Test::PathPrefix(canonical(p.values.clone())),
             (Some(Reserved::Parent), FilterOp::In) => Test::ParentIn(paths(&p.values)?),
             (Some(Reserved::Children), FilterOp::Contains) => Test::ChildrenContain(paths(&p.values)?),
             (Some(Reserved::PrimType), FilterOp::In)
@@ -307,69 +350,5 @@ impl StageInner {
                 .with_attribute(&*name));
             }
         })
-    }
-
-    /// Evaluates a filter against the latest committed state.
-    fn evaluate(&self, tests: &[Test], scope: &[Token]) -> Result<Resolved> {
-        let candidates: Vec<PrimPath> = lock(&self.prims).live_prims().collect();
-        let mut matched = Vec::with_capacity(candidates.len());
-        for p in candidates {
-            if tests.iter().all(|t| self.test(t, p)) {
-                matched.push(p);
-            }
-        }
-        let mut attributes = Vec::new();
-        let families = self.all_families();
-        for f in &families {
-            if !scope.is_empty() && !scope.contains(&f.name) {
-                continue;
-            }
-            if self.reserved.lookup(f.name).is_some_and(Reserved::is_derived) {
-                continue;
-            }
-            if matched.iter().any(|p| self.carries(f.name, *p)) {
-                attributes.push(f.name);
-            }
-        }
-        let list = self.paths.create_path_list(&matched)?;
-        Ok(Resolved { list, prims: matched.into(), attributes })
-    }
-
-    /// Whether prim `p` has a live cell of attribute `name` now.
-    fn carries(&self, name: Token, p: PrimPath) -> bool {
-        let Some(family) = self.existing_family(name) else { return false };
-        family.columns().iter().any(|c| {
-            let g = c.lock();
-            g.row_of(p).is_some_and(|r| g.live_at_latest(r))
-        })
-    }
-
-    /// The token ids held now by a recorded token-id attribute of `p`.
-    fn tokens_of(&self, name: Token, p: PrimPath) -> Vec<u64> {
-        let Some(family) = self.existing_family(name) else { return Vec::new() };
-        for c in family.columns() {
-            let g = c.lock();
-            if let Some(bytes) = g.row_of(p).and_then(|r| g.latest_row(r)) {
-                return bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect();
-            }
-        }
-        Vec::new()
-    }
-
-    fn test(&self, t: &Test, p: PrimPath) -> bool {
-        match t {
-            Test::Has(_, Some(Reserved::Path)) => true,
-            Test::Has(_, Some(Reserved::Parent)) => lock(&self.prims).parent(p).is_some(),
-            Test::Has(_, Some(Reserved::Children)) => !lock(&self.prims).children(p).is_empty(),
-            Test::Has(name, _) => self.carries(*name, p),
-            Test::PathIn(set) => set.contains(&p),
-            Test::PathPrefix(prefixes) => {
-                let text = self.paths.path_text(p).unwrap_or_default();
-                prefixes.iter().any(|pre| text.as_bytes().starts_with(pre.as_bytes()))
-            }
-            Test::ParentIn(set) => lock(&self.prims).parent(p).is_some_and(|par| set.contains(&par)),
-            Test::ChildrenContain(set) => lock(&self.prims).children(p).iter().any(|c| set.contains(c)),
-            Test::TokensAny(name, set) => self.tokens_of(*name, p).iter().any(|t| set.contains(t)),
-        }
     }
 }

@@ -29,8 +29,14 @@ pub(crate) struct ReadState {
     key: u64,
     op: OnceLock<OpId>,
     outcome: OnceLock<Result<()>>,
+    /// What to read, decided under the ordering lock at enqueue; taken by
+    /// the read's op.
+    targets: Mutex<Targets>,
     groups: Mutex<VecDeque<ReadGroup>>,
 }
+
+/// The attributes of a read (usually one or two: no allocation).
+type Targets = SmallVec<[ReadTarget; 2]>;
 
 /// One attribute of a read.
 enum ReadTarget {
@@ -117,7 +123,7 @@ impl StageInner {
         range: OrdinalRange,
     ) -> Result<Enqueued<ReadHandle>> {
         let q = self.query(query, CALL)?;
-        let mut requested = Vec::with_capacity(attributes.len());
+        let mut requested: SmallVec<[Requested; 2]> = SmallVec::with_capacity(attributes.len());
         for a in attributes {
             let token = self.attr_token(*a, CALL)?;
             match self.reserved.lookup(token) {
@@ -132,17 +138,17 @@ impl StageInner {
         let end = range.end().get();
         // Built before the ordering lock is taken.
         let _ = q.prim_bits();
-        let targets: Arc<Mutex<Vec<ReadTarget>>> = Arc::default();
         let key = self.next_handle_key();
         let state = Arc::new(ReadState {
             key,
             op: OnceLock::new(),
             outcome: OnceLock::new(),
+            targets: Mutex::new(SmallVec::new()),
             groups: Mutex::new(VecDeque::new()),
         });
-        let (owner, job_state, job_targets, job_query) = (self.clone(), state.clone(), targets.clone(), q.clone());
+        let (owner, job_state, job_query) = (self.clone(), state.clone(), q.clone());
         let job: Job = Box::new(move || {
-            let targets = std::mem::take(&mut *lock(&job_targets));
+            let targets = std::mem::take(&mut *lock(&job_state.targets));
             let result = owner.run_read(&job_query, &targets, range);
             let failure = result.as_ref().err().cloned();
             match result {
@@ -156,7 +162,7 @@ impl StageInner {
         });
         let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key);
         let op = self.sched.submit_checked(&spec, job, || -> Result<()> {
-            let mut chosen = Vec::with_capacity(requested.len());
+            let mut chosen = Targets::with_capacity(requested.len());
             for r in &requested {
                 let f = match r {
                     Requested::Derived(reserved, token) => {
@@ -190,7 +196,7 @@ impl StageInner {
                 }
                 chosen.push(ReadTarget::Column { family: f.clone(), end: end.min(floor) });
             }
-            *lock(&targets) = chosen;
+            *lock(&state.targets) = chosen;
             Ok(())
         })?;
         let _ = state.op.set(op);

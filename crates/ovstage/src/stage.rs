@@ -14,16 +14,18 @@ use crate::family::Family;
 use crate::floor::OrdinalQueryState;
 use crate::handles::HandleTable;
 use crate::hierarchy::HierarchyState;
+use crate::idhash::IdBuild;
 use crate::map::MapState;
 use crate::metadata::ReservedTokens;
 use crate::paths::PathDictionary;
 use crate::prims::PrimTable;
-use crate::query::QueryState;
+use crate::query::{QueryCache, QueryState};
 use crate::read::ReadState;
 
 #[derive(Default)]
 pub(crate) struct FamilyMap {
-    by_name: HashMap<Token, Arc<Family>>,
+    /// Looked up by every enqueue naming an attribute.
+    by_name: HashMap<Token, Arc<Family>, IdBuild>,
     pub(crate) all: Vec<Arc<Family>>,
 }
 
@@ -52,6 +54,8 @@ pub(crate) struct StageInner {
     pub(crate) prims: Mutex<PrimTable>,
     pub(crate) floors: Floors,
     pub(crate) queries: HandleTable<Arc<QueryState>>,
+    /// Filter-query results reused while nothing structural changes.
+    pub(crate) query_cache: QueryCache,
     pub(crate) reads: HandleTable<Arc<ReadState>>,
     pub(crate) ordinal_queries: HandleTable<Arc<OrdinalQueryState>>,
     pub(crate) hierarchies: HandleTable<Arc<HierarchyState>>,
@@ -136,6 +140,7 @@ impl Stage {
                 prims: Mutex::new(PrimTable::default()),
                 floors: Floors::default(),
                 queries: HandleTable::new(),
+                query_cache: QueryCache::default(),
                 reads: HandleTable::new(),
                 ordinal_queries: HandleTable::new(),
                 hierarchies: HandleTable::new(),

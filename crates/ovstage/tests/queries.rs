@@ -126,3 +126,91 @@ fn a_query_handle_is_usable_before_the_query_runs() {
         Status::InvalidHandle
     );
 }
+
+/// The paths a HAS query of `attr` matches, in result order.
+fn has(s: &Stage, attr: &str) -> Vec<String> {
+    let q = s.query(&[Predicate::has(attr)], &[]).unwrap();
+    s.fetch_query_result(q.handle, Timeout::INFINITE).unwrap();
+    let prims = s.query_prims(q.handle).unwrap();
+    wait(s, s.release_query(q.handle).unwrap());
+    prims.iter().map(|p| s.paths().path_text(*p).unwrap().to_string()).collect()
+}
+
+#[test]
+fn repeated_queries_follow_structural_changes() {
+    let s = stage(2);
+    let abcd = query(&s, &["/W/A", "/W/B", "/W/C", "/W/D"]);
+    let ab = query(&s, &["/W/A", "/W/B"]);
+    wait(&s, write(&s, ab, "x", 1, scalars(&[1., 2.])));
+    wait(&s, write(&s, abcd, "y", 1, scalars(&[0.; 4])));
+    let root = query(&s, &["/W"]);
+    wait(&s, write(&s, root, "v", 1, scalars(&[0.])));
+    assert_eq!(has(&s, "x"), ["/W/A", "/W/B"]);
+    assert_eq!(has(&s, "x"), ["/W/A", "/W/B"], "a repeated query");
+    // Rewriting values changes no structure.
+    wait(&s, write(&s, ab, "x", 2, scalars(&[3., 4.])));
+    assert_eq!(has(&s, "x"), ["/W/A", "/W/B"]);
+    // A new cell on an existing prim.
+    let c = query(&s, &["/W/C"]);
+    wait(&s, write(&s, c, "x", 3, scalars(&[5.])));
+    assert_eq!(has(&s, "x"), ["/W/A", "/W/B", "/W/C"]);
+    // A new prim.
+    let e = query(&s, &["/W/E"]);
+    wait(&s, write(&s, e, "x", 4, scalars(&[6.])));
+    assert_eq!(has(&s, "x"), ["/W/A", "/W/B", "/W/C", "/W/E"]);
+    // A deleted cell, then written again.
+    let b = query(&s, &["/W/B"]);
+    wait(&s, s.delete_attributes(b, &["x".into()], 5u64).unwrap());
+    assert_eq!(has(&s, "x"), ["/W/A", "/W/C", "/W/E"]);
+    wait(&s, write(&s, b, "x", 6, scalars(&[7.])));
+    assert_eq!(has(&s, "x"), ["/W/A", "/W/B", "/W/C", "/W/E"]);
+    // A deleted prim.
+    let a = query(&s, &["/W/A"]);
+    wait(&s, s.delete_attributes(a, &[], 7u64).unwrap());
+    assert_eq!(has(&s, "x"), ["/W/B", "/W/C", "/W/E"]);
+    assert_eq!(has(&s, "y"), ["/W/B", "/W/C", "/W/D"]);
+    // A new attribute shows in the discovered attributes.
+    let (_, attrs, _) = run(&s, &[Predicate::has("x")]);
+    assert_eq!(attrs, ["x", "y"]);
+    wait(&s, write(&s, root, "z", 8, scalars(&[8.])));
+    let (_, attrs, _) = run(&s, &[Predicate::has("x")]);
+    assert_eq!(attrs, ["x", "y"], "z is on none of the matched prims");
+    wait(&s, write(&s, e, "z", 8, scalars(&[8.])));
+    let (_, attrs, _) = run(&s, &[Predicate::has("x")]);
+    assert_eq!(attrs, ["x", "y", "z"]);
+    // A new column (another schema) of an existing attribute.
+    let d = query(&s, &["/W/D"]);
+    wait(&s, write(&s, d, "w", 9, scalars(&[9.])));
+    assert_eq!(has(&s, "w"), ["/W/D"]);
+    wait(&s, write(&s, c, "w", 9, f32x3(&[[1.; 3]])));
+    assert_eq!(has(&s, "w"), ["/W/C", "/W/D"]);
+    // The hierarchy: a new child.
+    let parent_w = [Predicate::new("usd-parent", FilterOp::In, ["/W"])];
+    assert_eq!(run(&s, &parent_w).0, ["/W/B", "/W/C", "/W/D", "/W/E"]);
+    let f = query(&s, &["/W/F"]);
+    wait(&s, write(&s, f, "y", 10, scalars(&[1.])));
+    assert_eq!(run(&s, &parent_w).0, ["/W/B", "/W/C", "/W/D", "/W/E", "/W/F"]);
+}
+
+#[test]
+fn equal_filters_share_results_and_value_filters_stay_fresh() {
+    let s = scene();
+    let f1 = [Predicate::has("pos"), Predicate::new("usd-path", FilterOp::Prefix, ["/World/Env1", "/World/Env0"])];
+    let f2 = [Predicate::new("usd-path", FilterOp::Prefix, ["/World/Env0", "/World/Env1"]), Predicate::has("pos")];
+    let (p1, a1, q1) = run(&s, &f1);
+    let (p2, a2, q2) = run(&s, &f2);
+    assert_eq!((&p1, &a1), (&p2, &a2), "the same filter in another order");
+    assert_eq!(p1, ["/World/Env0/Robot", "/World/Env1/Robot"]);
+    // Handles sharing a result are independent: release one, use the other.
+    wait(&s, s.release_query(q1).unwrap());
+    let (values, _) = read_f32(&s, q2, "pos", OrdinalRange::LATEST).unwrap();
+    assert_eq!(values, vec![(0, vec![0.; 3]), (1, vec![1.; 3])]);
+    wait(&s, s.release_query(q2).unwrap());
+    // A value filter sees rewritten values (no structure changed).
+    let scope_filter = [Predicate::new("usd-prim-type", FilterOp::In, ["Scope"])];
+    assert_eq!(run(&s, &scope_filter).0, ["/World", "/Worldwide"]);
+    let t = s.paths().intern_tokens(&["Scope"]).unwrap()[0].get();
+    let env0 = query(&s, &["/World/Env0"]);
+    wait(&s, write(&s, env0, "usd-prim-type", 2, WriteData::fixed(Tensor::rows(vec![t], 1).unwrap())));
+    assert_eq!(run(&s, &scope_filter).0, ["/World", "/World/Env0", "/Worldwide"]);
+}

@@ -122,7 +122,7 @@ unsafe fn handle_slot(
     // SAFETY: forwarded.
     unsafe {
         enqueue_slot(ctx, call, |c| {
-            crate::strings::non_null(out, &format!("{call}: the handle output pointer"))?;
+            crate::strings::non_null(out, crate::strings::Arg(call, "the handle output pointer"))?;
             // SAFETY: checked non-NULL; writable per the contract.
             out.write(0);
             let (handle, op) = body(c)?;

@@ -11,7 +11,20 @@ use crate::abi::api_types::{
 use crate::abi::ovx_string::ovx_token_t;
 use crate::abi::ovx_types::ovx_primpath_list_t;
 use crate::results::HeldQueryResult;
-use crate::strings;
+use crate::strings::{self, Arg};
+
+/// A field of `filter->predicates[index]`, named in messages.
+#[derive(Copy, Clone)]
+struct PredicateArg {
+    index: usize,
+    field: &'static str,
+}
+
+impl std::fmt::Display for PredicateArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "query: filter->predicates[{}].{}", self.index, self.field)
+    }
+}
 
 pub(super) fn query_handle(raw: u64, call: &str) -> Result<QueryHandle> {
     QueryHandle::from_raw(raw).ok_or_else(|| {
@@ -36,18 +49,18 @@ pub(super) unsafe extern "C" fn query(
             let mut predicates = Vec::new();
             if !filter.is_null() {
                 let f = &*filter;
-                let preds = strings::slice(f.predicates, f.count, &format!("{CALL}: filter->predicates"))?;
+                let preds = strings::slice(f.predicates, f.count, Arg(CALL, "filter->predicates"))?;
                 for (i, p) in preds.iter().enumerate() {
-                    let what = format!("{CALL}: filter->predicates[{i}]");
-                    let attribute = strings::attribute(p.attribute, &format!("{what}.attribute"))?;
+                    let what = |field| PredicateArg { index: i, field };
+                    let attribute = strings::attribute(p.attribute, what("attribute"))?;
                     let op = FilterOp::from_raw(p.op.0).ok_or_else(|| {
-                        Error::invalid_argument(format!("{what}.op: {} is not a filter operator (0-7)", p.op.0))
+                        Error::invalid_argument(format!("{}: {} is not a filter operator (0-7)", what("op"), p.op.0))
                     })?;
-                    let values = strings::texts(p.values, p.value_count, &format!("{what}.values"))?;
+                    let values = strings::texts(p.values, p.value_count, what("values"))?;
                     predicates.push(Predicate::new(attribute, op, values));
                 }
             }
-            let attrs = strings::tokens(attrs, attr_count, &format!("{CALL}: attrs"))?;
+            let attrs = strings::tokens(attrs, attr_count, Arg(CALL, "attrs"))?;
             let e = c.stage.query(&predicates, &attrs).map_err(in_call(CALL))?;
             Ok((e.handle.get(), e.op))
         })
@@ -64,7 +77,7 @@ pub(super) unsafe extern "C" fn query_from_path_list(
     // SAFETY: the contract's preconditions on the pointers.
     unsafe {
         sync_slot(ctx, CALL, |c| {
-            strings::non_null(out, &format!("{CALL}: out_handle"))?;
+            strings::non_null(out, Arg(CALL, "out_handle"))?;
             out.write(0);
             let list = PathList::from_raw(list)
                 .ok_or_else(|| Error::invalid_handle(format!("{CALL}: 0 is OVX_INVALID_PRIMPATH_LIST")))?;
@@ -86,7 +99,7 @@ pub(super) unsafe extern "C" fn fetch_query_result(
     // SAFETY: the contract's preconditions on the pointers.
     unsafe {
         sync_slot(ctx, CALL, |c| {
-            strings::non_null(out, &format!("{CALL}: out_result"))?;
+            strings::non_null(out, Arg(CALL, "out_result"))?;
             let q = query_handle(handle, CALL)?;
             let result = c.stage.fetch_query_result(q, Timeout::from_nanos(timeout)).map_err(in_call(CALL))?;
             let attributes: Box<[u64]> = result.attributes.iter().map(|t| t.get()).collect();
@@ -114,7 +127,7 @@ pub(super) unsafe extern "C" fn release_query_result(
     // SAFETY: the contract's preconditions on the pointers.
     unsafe {
         sync_slot(ctx, CALL, |c| {
-            strings::non_null(result, &format!("{CALL}: result"))?;
+            strings::non_null(result, Arg(CALL, "result"))?;
             let id = (*result).query_result_id;
             let held = c.results.query_results.remove(id).ok_or_else(|| {
                 Error::invalid_handle(format!("{CALL}: query result {id:#x} is unknown or already released"))

@@ -11,7 +11,7 @@ use crate::abi::api_types::{
 use crate::abi::ovx_string::ovx_token_t;
 use crate::error::{c_status, report};
 use crate::results::HeldGroup;
-use crate::strings;
+use crate::strings::{self, Arg};
 
 fn read_handle(raw: u64, call: &str) -> Result<ReadHandle> {
     ReadHandle::from_raw(raw).ok_or_else(|| {
@@ -44,7 +44,7 @@ pub(super) unsafe extern "C" fn read_attributes(
     unsafe {
         handle_slot(ctx, CALL, out, |c| {
             let q = query_handle(handle, CALL)?;
-            let attrs = strings::tokens(attrs, attr_count, &format!("{CALL}: attrs"))?;
+            let attrs = strings::tokens(attrs, attr_count, Arg(CALL, "attrs"))?;
             let e = c.stage.read_attributes(q, &attrs, range(&r, CALL)?).map_err(in_call(CALL))?;
             Ok((e.handle.get(), e.op))
         })
@@ -63,7 +63,7 @@ pub(super) unsafe extern "C" fn fetch_read_next(
     unsafe {
         with_context(ctx, CALL, |c| {
             let fetched = (|| {
-                strings::non_null(out, &format!("{CALL}: out_group"))?;
+                strings::non_null(out, Arg(CALL, "out_group"))?;
                 let r = read_handle(handle, CALL)?;
                 c.stage.fetch_read_next(r, Timeout::from_nanos(timeout)).map_err(in_call(CALL))
             })();
@@ -89,7 +89,7 @@ pub(super) unsafe extern "C" fn release_group(
     // SAFETY: the contract's preconditions on the pointers.
     unsafe {
         super::sync_slot(ctx, CALL, |c| {
-            strings::non_null(group, &format!("{CALL}: group"))?;
+            strings::non_null(group, Arg(CALL, "group"))?;
             let id = (*group).read_group_id;
             let held = c.results.groups.remove(id).ok_or_else(|| {
                 Error::invalid_handle(format!("{CALL}: read group {id:#x} is unknown or already released"))

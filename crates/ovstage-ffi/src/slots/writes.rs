@@ -45,7 +45,7 @@ pub(super) unsafe extern "C" fn write_attribute(
         enqueue_slot(ctx, CALL, |c| {
             let managed = managed?.pop().unwrap_or_default();
             let mode = prim_mode(mode, CALL)?;
-            let attr = strings::attribute(attribute, &format!("{CALL}: attribute"))?;
+            let attr = strings::attribute(attribute, format!("{CALL}: attribute"))?;
             let q = query_handle(handle, CALL)?;
             let data = tensors::write_data(&data, managed, CALL).map_err(|e| in_context(e, c, attr, ordinal))?;
             c.stage.write_attribute(q, attr, ordinal, data, mode).map_err(in_call(CALL))
@@ -64,7 +64,7 @@ pub(super) unsafe extern "C" fn write_attributes(
 ) -> ovstage_enqueue_result_t {
     const CALL: &str = "write_attributes";
     // SAFETY: `write_count` readable entries per the contract (or NULL).
-    let entries = unsafe { strings::slice(writes, write_count, &format!("{CALL}: writes")) };
+    let entries = unsafe { strings::slice(writes, write_count, format!("{CALL}: writes")) };
     // Ownership of every managed tensor passes at entry, whatever happens
     // next.
     let managed = entries.as_ref().ok().map(|entries| {
@@ -82,7 +82,7 @@ pub(super) unsafe extern "C" fn write_attributes(
             let mut batch = Vec::with_capacity(entries.len());
             for (i, (w, managed)) in entries.iter().zip(managed).enumerate() {
                 let what = format!("{CALL}: writes[{i}]");
-                let attribute = strings::attribute(w.attribute, &format!("{what}.attribute"))?;
+                let attribute = strings::attribute(w.attribute, format!("{what}.attribute"))?;
                 let data =
                     tensors::write_data(&w.data, managed, &what).map_err(|e| in_context(e, c, attribute, ordinal))?;
                 batch.push(AttributeWrite { attribute, data });
@@ -105,11 +105,11 @@ pub(super) unsafe extern "C" fn delete_attributes(
     unsafe {
         enqueue_slot(ctx, CALL, |c| {
             let q = query_handle(handle, CALL)?;
-            let raw = strings::slice(attributes, attribute_count, &format!("{CALL}: attributes"))?;
+            let raw = strings::slice(attributes, attribute_count, format!("{CALL}: attributes"))?;
             let attrs = raw
                 .iter()
                 .enumerate()
-                .map(|(i, a)| strings::attribute(*a, &format!("{CALL}: attributes[{i}]")))
+                .map(|(i, a)| strings::attribute(*a, format!("{CALL}: attributes[{i}]")))
                 .collect::<Result<Vec<_>>>()?;
             c.stage.delete_attributes(q, &attrs, ordinal).map_err(in_call(CALL))
         })

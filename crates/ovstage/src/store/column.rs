@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use ovstage_types::{AdmissionPolicy, PrimPath, Semantic};
 
 use super::buf::{Buf, BufPool};
+use super::liveness::Liveness;
 use super::rows::{RowSet, Rows};
 use crate::schema::{Schema, Storage, ValueKind};
 
@@ -217,6 +218,8 @@ pub(crate) struct ColumnState {
     /// Rows whose most recently published change was a delete; a write to
     /// one of them is a structural change (layout generation).
     dead: RowSet,
+    /// Rows that may not be live at the newest version (for `structure`).
+    liveness: Liveness,
 }
 
 /// A column of one attribute storage (dtype and kind). Its semantic is
@@ -231,6 +234,10 @@ pub(crate) struct Column {
     /// Highest ordinal of a merged version: snapshots at or above it are
     /// exact as far as merging goes.
     merged_through: AtomicU64,
+    /// Bumped (under the state lock, after the change) by every publish
+    /// that may change which rows are live at the newest version; read
+    /// without the lock to validate cached filter-query results.
+    structure: AtomicU64,
     state: Mutex<ColumnState>,
 }
 
@@ -240,6 +247,7 @@ impl Column {
             row_bytes: storage.row_bytes(),
             max_versions: max_versions.max(2),
             merged_through: AtomicU64::new(0),
+            structure: AtomicU64::new(0),
             storage,
             semantic: AtomicU32::new(Semantic::None as u32),
             pool: BufPool::default(),
@@ -250,8 +258,15 @@ impl Column {
                 trimmed_through: None,
                 layout_generation: 1,
                 dead: RowSet::new(),
+                liveness: Liveness::default(),
             }),
         }
+    }
+
+    /// Changes whenever the rows live at the newest version may have
+    /// changed (monotonic).
+    pub(crate) fn structure(&self) -> u64 {
+        self.structure.load(Ordering::Acquire)
     }
 
     /// Highest ordinal of a merged version (0: none).
@@ -329,6 +344,7 @@ impl ColumnGuard<'_> {
         let st = &mut *self.state;
         let mut out = Vec::new();
         let mut added = false;
+        let first_new = st.prim_of.len() as u32;
         for p in prims {
             let idx = prim_index(p);
             if idx >= st.row_of.len() {
@@ -343,6 +359,7 @@ impl ColumnGuard<'_> {
         }
         if added {
             st.layout_generation += 1;
+            st.liveness.assigned(first_new, st.prim_of.len() as u32 - first_new);
         }
         Rows::from_vec(out)
     }
@@ -411,6 +428,24 @@ impl ColumnGuard<'_> {
             .map(|v| v.ordinal)
     }
 
+    /// Adds to `out` (bits over prim indices) every prim whose row is live
+    /// at the newest published version: one pass over the newest image's
+    /// live set and the versions after it, instead of a lookup per prim.
+    pub(crate) fn add_live_prims(&self, out: &mut RowSet) {
+        let st = &*self.state;
+        let base = st.versions.iter().rposition(|v| v.image.is_some());
+        let mut live = base.and_then(|b| st.versions[b].image.as_ref()).map_or_else(RowSet::new, |i| i.live.clone());
+        for v in st.versions.range(base.map_or(0, |b| b + 1)..) {
+            live.subtract(&v.deleted);
+            live.union_with(&v.written);
+        }
+        for row in live.iter() {
+            if let Some(p) = st.prim_of.get(row as usize) {
+                out.insert(prim_index(*p) as u32);
+            }
+        }
+    }
+
     /// Whether `row` is live at the newest published version.
     pub(crate) fn live_at_latest(&self, row: u32) -> bool {
         for v in self.state.versions.iter().rev() {
@@ -447,11 +482,12 @@ impl ColumnGuard<'_> {
         for later in st.versions.range_mut(pos..) {
             later.nrows = later.nrows.max(nrows);
         }
+        let newest = pos + 1 == st.versions.len();
         let v = &mut st.versions[pos];
         // Parts only ever join unsealed versions, which have no image yet.
         debug_assert!(v.image.is_none(), "publishing into a materialized version");
         v.image = None;
-        match &part {
+        let structural = match &part {
             Part::Write { rows, .. } | Part::WriteArray { rows, .. } => {
                 v.written.insert_rows(rows);
                 v.deleted.remove_rows(rows);
@@ -459,15 +495,21 @@ impl ColumnGuard<'_> {
                     st.dead.remove_rows(rows);
                     st.layout_generation += 1;
                 }
+                st.liveness.written(rows, newest)
             }
             Part::Delete { rows } => {
                 v.deleted.insert_rows(rows);
                 v.written.remove_rows(rows);
                 st.dead.insert_rows(rows);
                 st.layout_generation += 1;
+                st.liveness.deleted(rows);
+                true
             }
+        };
+        if structural {
+            self.column.structure.fetch_add(1, Ordering::Release);
         }
-        v.parts.push(part);
+        st.versions[pos].parts.push(part);
         self.merge_excess(bound);
     }
 
@@ -961,6 +1003,7 @@ mod tests {
         let mut frontier = 0u64; // trimmed to here
         let mut base = 0u64; // ordinals of new writes are above this
         let mut held: Vec<(Arc<Image>, Vec<RowContents>)> = Vec::new();
+        let (mut live_before, mut structure_before) = (Vec::new(), col.structure());
         for step in steps.iter().cloned() {
             match step {
                 Step::Write { ordinal, rows, value } => {
@@ -1028,8 +1071,23 @@ mod tests {
                     }
                 }
             }
-            // Every sealed ordinal at or above the frontier reads exactly.
+            // The live prims at the newest version, and the structure
+            // counter moves whenever they change.
             let mut g = col.lock();
+            let mut live = RowSet::new();
+            g.add_live_prims(&mut live);
+            let live: Vec<u32> = live.iter().collect();
+            let expect: Vec<u32> = (0..12u32).filter(|p| state_at(&model, *p, u64::MAX).is_some()).collect();
+            prop_assert_eq!(&live, &expect, "live prims at the newest version");
+            for p in 0..12u32 {
+                let per_row = g.row_of(prim(p)).is_some_and(|r| g.live_at_latest(r));
+                prop_assert_eq!(per_row, expect.contains(&p), "row {} live at latest", p);
+            }
+            if live != live_before {
+                prop_assert_ne!(col.structure(), structure_before, "the live set changed without a structure bump");
+            }
+            (live_before, structure_before) = (live, col.structure());
+            // Every sealed ordinal at or above the frontier reads exactly.
             for at in frontier..=sealed {
                 match g.snapshot(at) {
                     Snapshot::Image { image, .. } => {

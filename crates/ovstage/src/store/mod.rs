@@ -2,4 +2,5 @@
 
 pub(crate) mod buf;
 pub(crate) mod column;
+pub(crate) mod liveness;
 pub(crate) mod rows;

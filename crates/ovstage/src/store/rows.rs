@@ -140,6 +140,33 @@ impl RowSet {
         }
     }
 
+    /// Keeps only the rows also in `other`.
+    pub(crate) fn intersect_with(&mut self, other: &RowSet) {
+        self.words.truncate(other.words.len());
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= b;
+        }
+    }
+
+    /// Whether some row is in both sets.
+    pub(crate) fn intersects(&self, other: &RowSet) -> bool {
+        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+    }
+
+    /// The rows in the set, in increasing order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, w)| {
+            let mut w = *w;
+            std::iter::from_fn(move || {
+                (w != 0).then(|| {
+                    let bit = w.trailing_zeros();
+                    w &= w - 1;
+                    i as u32 * 64 + bit
+                })
+            })
+        })
+    }
+
     pub(crate) fn subtract(&mut self, other: &RowSet) {
         for (a, b) in self.words.iter_mut().zip(&other.words) {
             *a &= !b;
@@ -183,15 +210,7 @@ impl RowSet {
 
     #[cfg(test)]
     pub(crate) fn ones(&self) -> Vec<u32> {
-        let mut out = Vec::new();
-        for (i, w) in self.words.iter().enumerate() {
-            let mut w = *w;
-            while w != 0 {
-                out.push(i as u32 * 64 + w.trailing_zeros());
-                w &= w - 1;
-            }
-        }
-        out
+        self.iter().collect()
     }
 }
 
@@ -216,6 +235,11 @@ mod tests {
         assert_eq!(s.first_hit(&Rows::Run { start: 64, len: 10 }), Some(2));
         assert_eq!(s.first_hit(&Rows::Run { start: 200, len: 10 }), None);
         assert_eq!(s.first_hit(&Rows::List(vec![1, 500, 7].into())), Some(2));
+        let mut i = RowSet::full(70);
+        i.intersect_with(&RowSet::full(66));
+        i.intersect_with(&s);
+        assert!(i.intersects(&s) && !i.intersects(&RowSet::full(3)));
+        assert_eq!(i.ones(), (3..64).collect::<Vec<_>>());
         let mut t = RowSet::full(5);
         t.subtract(&s);
         assert_eq!(t.ones(), vec![0, 1, 2]);
