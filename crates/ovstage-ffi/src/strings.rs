@@ -43,7 +43,7 @@ pub(crate) unsafe fn c_text<'a>(s: *const c_char, what: &str) -> Result<&'a str>
 ///
 /// # Safety
 /// A non-NULL `ptr` points to `len` initialized elements that outlive `'a`.
-pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T]> {
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: impl std::fmt::Display) -> Result<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
     }

@@ -9,7 +9,7 @@ use ovstage_types::{PrimPath, Token};
 use smallvec::SmallVec;
 
 use crate::schema::Storage;
-use crate::store::column::Column;
+use crate::store::column::{Column, Limits};
 use crate::store::rows::RowSet;
 
 /// Mutations accepted above the submitted floor and not yet sealed, by
@@ -134,7 +134,7 @@ impl Family {
     }
 
     /// The column of `storage`, created when missing.
-    pub(crate) fn column_for(&self, storage: Storage, max_versions: usize) -> Arc<Column> {
+    pub(crate) fn column_for(&self, storage: Storage, limits: Limits) -> Arc<Column> {
         if let Some(c) = self.columns.read().unwrap_or_else(|e| e.into_inner()).iter().find(|c| c.storage == storage) {
             return c.clone();
         }
@@ -142,7 +142,7 @@ impl Family {
         if let Some(c) = columns.iter().find(|c| c.storage == storage) {
             return c.clone();
         }
-        let c = Arc::new(Column::new(storage, max_versions));
+        let c = Arc::new(Column::new(storage, limits));
         columns.push(c.clone());
         c
     }

@@ -80,7 +80,7 @@ pub(super) unsafe extern "C" fn map_attribute(
                 }
                 None
             } else {
-                let s = strings::slice(element_sizes, element_count, &format!("{CALL}: element_sizes"))?;
+                let s = strings::slice(element_sizes, element_count, format!("{CALL}: element_sizes"))?;
                 Some(s.iter().map(|n| *n as u64).collect::<Vec<u64>>())
             };
             let e = c.stage.map_attribute(q, desc, ordinal, sizes.as_deref()).map_err(in_call(CALL))?;

@@ -36,7 +36,7 @@ pub(super) unsafe extern "C" fn query(
             let mut predicates = Vec::new();
             if !filter.is_null() {
                 let f = &*filter;
-                let preds = strings::slice(f.predicates, f.count, &format!("{CALL}: filter->predicates"))?;
+                let preds = strings::slice(f.predicates, f.count, format!("{CALL}: filter->predicates"))?;
                 for (i, p) in preds.iter().enumerate() {
                     let what = format!("{CALL}: filter->predicates[{i}]");
                     let attribute = strings::attribute(p.attribute, &format!("{what}.attribute"))?;

@@ -64,7 +64,7 @@ pub(super) unsafe extern "C" fn write_attributes(
 ) -> ovstage_enqueue_result_t {
     const CALL: &str = "write_attributes";
     // SAFETY: `write_count` readable entries per the contract (or NULL).
-    let entries = unsafe { strings::slice(writes, write_count, &format!("{CALL}: writes")) };
+    let entries = unsafe { strings::slice(writes, write_count, format!("{CALL}: writes")) };
     // Ownership of every managed tensor passes at entry, whatever happens
     // next.
     let managed = entries.as_ref().ok().map(|entries| {
@@ -105,7 +105,7 @@ pub(super) unsafe extern "C" fn delete_attributes(
     unsafe {
         enqueue_slot(ctx, CALL, |c| {
             let q = query_handle(handle, CALL)?;
-            let raw = strings::slice(attributes, attribute_count, &format!("{CALL}: attributes"))?;
+            let raw = strings::slice(attributes, attribute_count, format!("{CALL}: attributes"))?;
             let attrs = raw
                 .iter()
                 .enumerate()
