@@ -55,6 +55,7 @@ impl Settings {
             admission: self.admission,
             history_depth: self.history_depth as usize,
             max_versions: self.max_versions as usize,
+            ..StageConfig::default()
         }
     }
 }

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use ovstage_types::{AttributeMode, DType, DTypeCode, Error, Result, Semantic};
-use stage::{HostBytes, Selection, Tensor, WriteData};
+use stage::{ArrayRows, HostBytes, HostRows, Selection, Tensor, WriteData};
 
 use crate::abi::api_types::ovstage_write_data_t;
 use crate::abi::dlpack::{DLManagedTensorVersioned, DLTensor};
@@ -132,17 +132,40 @@ impl HostBytes for Payload {
 struct Checked {
     first: *const u8,
     dtype: DType,
-    shape: Vec<u64>,
-    /// Strides in elements when they are not the compact row-major ones.
-    gather: Option<Vec<i64>>,
+    /// `shape[..ndim]` is the shape.
+    dims: [u64; MAX_NDIM as usize],
+    ndim: usize,
+    /// Whether the strides are not the compact row-major ones.
+    strided: bool,
     bytes: usize,
+}
+
+impl Checked {
+    fn shape(&self) -> &[u64] {
+        &self.dims[..self.ndim]
+    }
+}
+
+/// Names an input tensor in messages (`{what}: {list}[{index}]`); formatted
+/// only when a message is needed, not once per tensor.
+#[derive(Copy, Clone)]
+struct Named<'a> {
+    what: &'a str,
+    list: &'static str,
+    index: usize,
+}
+
+impl std::fmt::Display for Named<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}[{}]", self.what, self.list, self.index)
+    }
 }
 
 /// Checks a tensor descriptor; `what` names it in errors.
 ///
 /// # Safety
 /// `t.shape` and `t.strides`, when not NULL, have `t.ndim` readable entries.
-unsafe fn check(t: &DLTensor, what: &str) -> Result<Checked> {
+unsafe fn check(t: &DLTensor, what: impl std::fmt::Display + Copy) -> Result<Checked> {
     let device = t.device.device_type.0;
     if device == CUDA {
         return Err(Error::not_supported(format!(
@@ -169,61 +192,67 @@ unsafe fn check(t: &DLTensor, what: &str) -> Result<Checked> {
     }
     let ndim = t.ndim as usize;
     // SAFETY: `ndim` entries when not NULL, per the caller.
-    let shape = unsafe { strings::slice(t.shape.cast_const(), ndim, format!("{what}: shape")) }?;
+    let shape = unsafe { strings::slice(t.shape.cast_const(), ndim, format_args!("{what}: shape")) }?;
     if let Some((i, d)) = shape.iter().enumerate().find(|(_, d)| **d < 0) {
         return Err(Error::invalid_argument(format!("{what}: shape[{i}] is negative ({d})")));
     }
-    let shape: Vec<u64> = shape.iter().map(|d| *d as u64).collect();
-    let count = shape.iter().try_fold(1u64, |acc, d| acc.checked_mul(*d));
+    let mut dims = [0u64; MAX_NDIM as usize];
+    for (out, d) in dims.iter_mut().zip(shape) {
+        *out = *d as u64;
+    }
+    let count = dims[..ndim].iter().try_fold(1u64, |acc, d| acc.checked_mul(*d));
     let bytes = count
         .and_then(|c| c.checked_mul(element as u64))
         .and_then(|b| usize::try_from(b).ok())
-        .ok_or_else(|| Error::invalid_argument(format!("{what}: shape {shape:?} is too large")))?;
-    let gather = if t.strides.is_null() || bytes == 0 {
-        None
+        .ok_or_else(|| Error::invalid_argument(format!("{what}: shape {:?} is too large", &dims[..ndim])))?;
+    let strided = if t.strides.is_null() || bytes == 0 {
+        false
     } else {
         // SAFETY: `ndim` entries, per the caller.
         let strides = unsafe { std::slice::from_raw_parts(t.strides, ndim) };
         let mut expect = 1i64;
         let mut compact = true;
         for i in (0..ndim).rev() {
-            if shape[i] > 1 && strides[i] != expect {
+            if dims[i] > 1 && strides[i] != expect {
                 compact = false;
             }
-            expect = expect.saturating_mul(shape[i] as i64);
+            expect = expect.saturating_mul(dims[i] as i64);
         }
-        (!compact).then(|| strides.to_vec())
+        !compact
     };
     if t.data.is_null() && bytes > 0 {
         return Err(Error::invalid_argument(format!("{what}: data is NULL but the tensor holds {bytes} bytes")));
     }
     let first = (t.data as *const u8).wrapping_add(t.byte_offset as usize);
-    Ok(Checked { first, dtype, shape, gather, bytes })
+    Ok(Checked { first, dtype, dims, ndim, strided, bytes })
 }
 
 /// Copies a strided tensor's elements into row-major order.
 ///
 /// # Safety
-/// Every element the shape and strides address is readable.
-unsafe fn gather(c: &Checked, strides: &[i64]) -> Result<Vec<u8>> {
+/// Every element the shape and strides address is readable; `strides`
+/// has `ndim` entries.
+unsafe fn gather(c: &Checked, strides: *const i64) -> Vec<u8> {
+    // SAFETY: `ndim` entries, per the caller.
+    let strides = unsafe { std::slice::from_raw_parts(strides, c.ndim) };
     let element = c.dtype.element_bytes().expect("checked");
     let mut out = Vec::with_capacity(c.bytes);
-    let ndim = c.shape.len();
-    let mut index = vec![0u64; ndim];
+    let shape = c.shape();
+    let mut index = vec![0u64; c.ndim];
     for _ in 0..c.bytes / element {
         let offset: i64 = index.iter().zip(strides).map(|(i, s)| *i as i64 * s).sum();
         let at = c.first.wrapping_offset(offset as isize * element as isize);
         // SAFETY: the element at `index` is readable per the caller.
         out.extend_from_slice(unsafe { std::slice::from_raw_parts(at, element) });
-        for d in (0..ndim).rev() {
+        for d in (0..c.ndim).rev() {
             index[d] += 1;
-            if index[d] < c.shape[d] {
+            if index[d] < shape[d] {
                 break;
             }
             index[d] = 0;
         }
     }
-    Ok(out)
+    out
 }
 
 /// A stage tensor over an input tensor, zero-copy when compact (strided
@@ -233,14 +262,114 @@ unsafe fn gather(c: &Checked, strides: &[i64]) -> Result<Vec<u8>> {
 /// The tensor's descriptor and payload are valid as the contract requires
 /// (client tensors until their op completes; managed ones while `owner`
 /// lives).
-unsafe fn tensor(t: &DLTensor, owner: Option<&Arc<Managed>>, what: &str) -> Result<Tensor> {
+unsafe fn tensor(t: &DLTensor, owner: Option<&Arc<Managed>>, what: impl std::fmt::Display + Copy) -> Result<Tensor> {
     // SAFETY: forwarded.
     let c = unsafe { check(t, what) }?;
-    match &c.gather {
-        // SAFETY: forwarded.
-        Some(strides) => Tensor::new(unsafe { gather(&c, strides) }?, c.dtype, &c.shape),
-        None => Tensor::new(Payload { ptr: c.first, len: c.bytes, _owner: owner.cloned() }, c.dtype, &c.shape),
+    if c.strided {
+        // SAFETY: forwarded; `check` saw non-NULL strides.
+        return Tensor::new(unsafe { gather(&c, t.strides) }, c.dtype, c.shape());
     }
+    Tensor::new(Payload { ptr: c.first, len: c.bytes, _owner: owner.cloned() }, c.dtype, c.shape())
+}
+
+/// The rows of a per-row array payload, read in place: one byte range per
+/// row (compact rows in the caller's memory, strided ones gathered at
+/// enqueue), with the managed tensors they belong to.
+struct RowSpans {
+    spans: Vec<(*const u8, usize)>,
+    /// Gathered copies of strided rows (spans point into their heap
+    /// buffers, which do not move).
+    _gathered: Vec<Vec<u8>>,
+    _owners: Vec<Arc<Managed>>,
+}
+
+// SAFETY: as for `Payload`: client rows stay valid and unchanged until the
+// op completes and managed rows until their owners (held here) are
+// dropped; the bytes are only read.
+unsafe impl Send for RowSpans {}
+// SAFETY: as above.
+unsafe impl Sync for RowSpans {}
+
+impl HostRows for RowSpans {
+    fn row_count(&self) -> usize {
+        self.spans.len()
+    }
+
+    fn row_bytes(&self, i: usize) -> &[u8] {
+        let (ptr, len) = self.spans[i];
+        if len == 0 {
+            return &[];
+        }
+        // SAFETY: `len` readable bytes at `ptr` (non-NULL when `len` > 0,
+        // checked) while this is alive; see the `Send` impl.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+/// The input tensors of a write: client descriptors, or managed tensors
+/// taken over at call entry.
+#[derive(Copy, Clone)]
+enum Inputs<'a> {
+    Client(&'a [DLTensor]),
+    Managed(&'a [Arc<Managed>]),
+}
+
+impl<'a> Inputs<'a> {
+    fn len(self) -> usize {
+        match self {
+            Inputs::Client(t) => t.len(),
+            Inputs::Managed(m) => m.len(),
+        }
+    }
+
+    /// Tensor `i`, its owner and its name in messages.
+    fn get(self, i: usize, what: &'a str) -> (&'a DLTensor, Option<&'a Arc<Managed>>, Named<'a>) {
+        match self {
+            Inputs::Client(t) => (&t[i], None, Named { what, list: "tensors", index: i }),
+            Inputs::Managed(m) => (m[i].tensor(), Some(&m[i]), Named { what, list: "managed_tensors", index: i }),
+        }
+    }
+}
+
+/// One stage tensor per input.
+///
+/// # Safety
+/// As for [`tensor`].
+unsafe fn tensors(inputs: Inputs<'_>, what: &str) -> Result<Vec<Tensor>> {
+    (0..inputs.len())
+        .map(|i| {
+            let (t, owner, name) = inputs.get(i, what);
+            // SAFETY: forwarded.
+            unsafe { tensor(t, owner, name) }
+        })
+        .collect()
+}
+
+/// The rows of a per-row array payload, described without a tensor per
+/// row.
+///
+/// # Safety
+/// As for [`tensor`].
+unsafe fn array_rows(inputs: Inputs<'_>, owners: Vec<Arc<Managed>>, what: &str) -> Result<ArrayRows> {
+    let n = inputs.len();
+    let mut rows = ArrayRows::builder(n);
+    let mut spans = Vec::with_capacity(n);
+    let mut gathered: Vec<Vec<u8>> = Vec::new();
+    for i in 0..n {
+        let (t, _, name) = inputs.get(i, what);
+        // SAFETY: forwarded.
+        let c = unsafe { check(t, name) }?;
+        if c.strided {
+            // SAFETY: forwarded; `check` saw non-NULL strides.
+            let copy = unsafe { gather(&c, t.strides) };
+            spans.push((copy.as_ptr(), copy.len()));
+            gathered.push(copy);
+        } else {
+            spans.push((c.first, c.bytes));
+        }
+        rows.push(c.dtype, c.shape()).map_err(|e| Error::new(e.status(), format!("{name}: {}", e.message())))?;
+    }
+    rows.over(RowSpans { spans, _gathered: gathered, _owners: owners })
 }
 
 /// Converts a write payload (whose managed tensors were taken over into
@@ -250,7 +379,7 @@ unsafe fn tensor(t: &DLTensor, owner: Option<&Arc<Managed>>, what: &str) -> Resu
 /// The payload's arrays are readable as the contract requires.
 pub(crate) unsafe fn write_data(d: &ovstage_write_data_t, managed: Vec<Arc<Managed>>, what: &str) -> Result<WriteData> {
     let n = d.tensor_count as usize;
-    let tensors: Vec<Tensor> = match (d.tensors.is_null(), d.managed_tensors.is_null()) {
+    let inputs = match (d.tensors.is_null(), d.managed_tensors.is_null()) {
         (false, false) => {
             return Err(Error::invalid_argument(format!(
                 "{what}: both tensors and managed_tensors are given; exactly one must be"
@@ -261,32 +390,22 @@ pub(crate) unsafe fn write_data(d: &ovstage_write_data_t, managed: Vec<Arc<Manag
                 "{what}: neither tensors nor managed_tensors is given; exactly one must be"
             )));
         }
-        (false, true) => {
-            if n == 0 {
-                return Err(Error::invalid_argument(format!("{what}: tensor_count is 0")));
-            }
-            // SAFETY: `n` readable descriptors, per the caller.
-            let descs = unsafe { std::slice::from_raw_parts(d.tensors, n) };
-            descs
-                .iter()
-                .enumerate()
-                // SAFETY: forwarded.
-                .map(|(i, t)| unsafe { tensor(t, None, &format!("{what}: tensors[{i}]")) })
-                .collect::<Result<_>>()?
-        }
-        (true, false) => {
-            if n == 0 {
-                return Err(Error::invalid_argument(format!("{what}: tensor_count is 0")));
-            }
-            managed
-                .iter()
-                .enumerate()
-                // SAFETY: a managed tensor is valid until its deleter runs,
-                // which `m` delays.
-                .map(|(i, m)| unsafe { tensor(m.tensor(), Some(m), &format!("{what}: managed_tensors[{i}]")) })
-                .collect::<Result<_>>()?
-        }
+        _ if n == 0 => return Err(Error::invalid_argument(format!("{what}: tensor_count is 0"))),
+        // SAFETY: `n` readable descriptors, per the caller.
+        (false, true) => Inputs::Client(unsafe { std::slice::from_raw_parts(d.tensors, n) }),
+        (true, false) => Inputs::Managed(&managed),
     };
+    // Per-row arrays are described in one vector; everything else is one
+    // tensor per input.
+    let payload = if d.is_array.get() && n > 1 {
+        let owners = if let Inputs::Managed(_) = inputs { managed.clone() } else { Vec::new() };
+        // SAFETY: forwarded.
+        Ok(unsafe { array_rows(inputs, owners, what) }?)
+    } else {
+        // SAFETY: forwarded.
+        Err(unsafe { tensors(inputs, what) }?)
+    };
+    drop(managed);
     if d.cuda_sync.stream != 0 || d.cuda_sync.wait_event != 0 {
         return Err(Error::not_supported(format!(
             "{what}: cuda_sync is set, but CUDA synchronization needs the CUDA backend, which this build does not include"
@@ -319,20 +438,18 @@ pub(crate) unsafe fn write_data(d: &ovstage_write_data_t, managed: Vec<Arc<Manag
         (true, true) if d.count == 0 => Selection::All,
         (true, true) => Selection::Leading(d.count),
     };
-    let data = if d.is_array.get() {
-        if tensors.len() == 1 {
-            WriteData::array_packed(tensors.into_iter().next().expect("one"))
-        } else {
-            WriteData::array_rows(tensors)
+    let data = match payload {
+        Ok(rows) => WriteData::array_row_set(rows),
+        Err(tensors) if d.is_array.get() => WriteData::array_packed(tensors.into_iter().next().expect("one")),
+        Err(tensors) => {
+            if tensors.len() != 1 {
+                return Err(Error::invalid_argument(format!(
+                    "{what}: a fixed-size write (is_array false) takes exactly one tensor, not {}",
+                    tensors.len()
+                )));
+            }
+            WriteData::fixed(tensors.into_iter().next().expect("one"))
         }
-    } else {
-        if tensors.len() != 1 {
-            return Err(Error::invalid_argument(format!(
-                "{what}: a fixed-size write (is_array false) takes exactly one tensor, not {}",
-                tensors.len()
-            )));
-        }
-        WriteData::fixed(tensors.into_iter().next().expect("one"))
     };
     Ok(data.with_semantic(semantic).with_selection(selection).with_attribute_mode(mode))
 }

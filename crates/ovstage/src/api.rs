@@ -2,6 +2,7 @@
 
 use ovstage_types::{AttributeMode, OpId, Semantic, Token};
 
+use crate::array_rows::ArrayRows;
 use crate::tensor::Tensor;
 use crate::transport::Values;
 
@@ -89,6 +90,13 @@ impl WriteData {
     /// An array attribute, one tensor per row (a row's leading dimension is
     /// its element count, possibly 0; trailing dimensions fold into lanes).
     pub fn array_rows(rows: Vec<Tensor>) -> WriteData {
+        WriteData::new(Values::ArrayRows(ArrayRows::from_tensors(rows)))
+    }
+
+    /// An array attribute, rows described over one owner of their memory
+    /// (see [`ArrayRows`]): what [`WriteData::array_rows`] does without a
+    /// tensor per row.
+    pub fn array_row_set(rows: ArrayRows) -> WriteData {
         WriteData::new(Values::ArrayRows(rows))
     }
 

@@ -3,6 +3,8 @@
 use ovstage_sched::Lanes;
 use ovstage_types::AdmissionPolicy;
 
+use crate::store::column::Limits;
+
 /// How a stage runs and what it keeps.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StageConfig {
@@ -21,6 +23,15 @@ pub struct StageConfig {
     /// snapshot strictly inside a merged span is `OUT_OF_RANGE` (reported by
     /// `get_oldest_preserved_ordinal`). Sealed versions are never merged.
     pub max_versions: usize,
+    /// Most bytes of unsealed versions a column keeps (their payload
+    /// buffers). Beyond it, the oldest unsealed versions are merged as for
+    /// `max_versions`, except that a column always keeps up to
+    /// [`StageConfig::MIN_UNSEALED_VERSIONS`] of them (or `max_versions`
+    /// when lower): whichever of the two allows more versions wins. This
+    /// bounds the memory of a producer writing large payloads ahead of (or
+    /// without) floor advances, where 64 versions of an 8 MB payload would
+    /// otherwise hold half a gigabyte per column.
+    pub max_unsealed_bytes: usize,
 }
 
 impl Default for StageConfig {
@@ -30,11 +41,16 @@ impl Default for StageConfig {
             admission: AdmissionPolicy::NonDecreasing,
             history_depth: 4,
             max_versions: 64,
+            max_unsealed_bytes: 64 << 20,
         }
     }
 }
 
 impl StageConfig {
+    /// Unsealed versions a column keeps whatever their size (unless
+    /// `max_versions` is lower).
+    pub const MIN_UNSEALED_VERSIONS: usize = 4;
+
     /// The default configuration with `lanes` lanes.
     pub fn with_lanes(mut self, lanes: usize) -> StageConfig {
         self.lanes = Lanes::fixed(lanes);
@@ -51,6 +67,22 @@ impl StageConfig {
     pub fn with_max_versions(mut self, max_versions: usize) -> StageConfig {
         self.max_versions = max_versions;
         self
+    }
+
+    /// The configuration with another byte budget of unsealed versions per
+    /// column.
+    pub fn with_max_unsealed_bytes(mut self, bytes: usize) -> StageConfig {
+        self.max_unsealed_bytes = bytes;
+        self
+    }
+
+    /// What each column may keep unsealed.
+    pub(crate) fn column_limits(&self) -> Limits {
+        Limits {
+            max_versions: self.max_versions,
+            min_versions: StageConfig::MIN_UNSEALED_VERSIONS,
+            max_bytes: self.max_unsealed_bytes,
+        }
     }
 
     /// The configuration with another history depth.

@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use ovstage_types::{PrimPath, Token};
+use smallvec::SmallVec;
 
 use crate::schema::Storage;
-use crate::store::column::Column;
+use crate::store::column::{Column, Limits};
 use crate::store::rows::RowSet;
 
 /// Mutations accepted above the submitted floor and not yet sealed, by
@@ -150,7 +151,7 @@ impl Family {
     }
 
     /// The column of `storage`, created when missing.
-    pub(crate) fn column_for(&self, storage: Storage, max_versions: usize) -> Arc<Column> {
+    pub(crate) fn column_for(&self, storage: Storage, limits: Limits) -> Arc<Column> {
         if let Some(c) = self.columns.read().unwrap_or_else(|e| e.into_inner()).iter().find(|c| c.storage == storage) {
             return c.clone();
         }
@@ -158,7 +159,7 @@ impl Family {
         if let Some(c) = columns.iter().find(|c| c.storage == storage) {
             return c.clone();
         }
-        let c = Arc::new(Column::new(storage, max_versions));
+        let c = Arc::new(Column::new(storage, limits));
         columns.push(c.clone());
         c
     }

@@ -30,6 +30,7 @@
 struct ReadmeDoctests;
 
 mod api;
+mod array_rows;
 mod clone;
 mod config;
 mod delete;
@@ -53,6 +54,7 @@ mod transport;
 mod write;
 
 pub use api::{AttrRef, AttributeWrite, Enqueued, FloorScope, Selection, WriteData};
+pub use array_rows::{ArrayRows, ArrayRowsBuilder, HostRows};
 pub use clone::CloneResult;
 pub use config::StageConfig;
 pub use group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup, TensorView};

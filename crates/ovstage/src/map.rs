@@ -379,7 +379,7 @@ impl StageInner {
                 (offsets.last().copied().unwrap_or(0) as usize, Some(offsets.into()))
             }
         };
-        let column = family.column_for(storage, self.config.max_versions);
+        let column = family.column_for(storage, self.config.column_limits());
         let generation = column.lock().layout_generation();
         let group = MapGroup {
             session: state.id,
@@ -465,7 +465,7 @@ impl StageInner {
         self.check_schema(family, storage, setup.schema.semantic, &resolved.prims, &ctx)?;
         let targets = Targets::whole(q);
         self.create_prims(q, &[(&family.name_text, &targets)], ordinal, state.prim_mode, "unmap_group")?;
-        let column = family.column_for(storage, self.config.max_versions);
+        let column = family.column_for(storage, self.config.column_limits());
         let mut guard = column.lock();
         let rows = match q.row_map(&column, &guard) {
             RowMap::Run { start, len } => Rows::Run { start, len },

@@ -120,21 +120,26 @@ impl Tensor {
     /// dimension) and the row's element type with every trailing dimension
     /// folded into the lanes.
     pub(crate) fn as_rows(&self) -> Result<(u64, DType)> {
-        let (&rows, rest) = self
-            .shape
-            .split_first()
-            .ok_or_else(|| Error::invalid_argument("a fixed-size write needs a tensor with at least one dimension"))?;
-        let folded = rest.iter().try_fold(u64::from(self.dtype.lanes), |acc, d| acc.checked_mul(*d));
-        let lanes = folded.and_then(|l| u16::try_from(l).ok()).filter(|l| *l > 0).ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "tensor shape {:?} with {} lanes does not give a row width between 1 and {}",
-                self.shape,
-                self.dtype.lanes,
-                u16::MAX
-            ))
-        })?;
-        Ok((rows, self.dtype.with_lanes(lanes)))
+        fold_shape(self.dtype, &self.shape)
     }
+}
+
+/// A tensor shape read as fixed-size rows: the row count (leading
+/// dimension) and the row's element type with every trailing dimension
+/// folded into the lanes of `dtype`.
+pub(crate) fn fold_shape(dtype: DType, shape: &[u64]) -> Result<(u64, DType)> {
+    let (&rows, rest) = shape
+        .split_first()
+        .ok_or_else(|| Error::invalid_argument("a fixed-size write needs a tensor with at least one dimension"))?;
+    let folded = rest.iter().try_fold(u64::from(dtype.lanes), |acc, d| acc.checked_mul(*d));
+    let lanes = folded.and_then(|l| u16::try_from(l).ok()).filter(|l| *l > 0).ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "tensor shape {shape:?} with {} lanes does not give a row width between 1 and {}",
+            dtype.lanes,
+            u16::MAX
+        ))
+    })?;
+    Ok((rows, dtype.with_lanes(lanes)))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use ovstage_types::{DType, Error, Result, Semantic, Status};
 
 use crate::api::Selection;
+use crate::array_rows::ArrayRows;
 use crate::schema::{Storage, ValueKind};
 use crate::tensor::Tensor;
 
@@ -13,8 +14,8 @@ use crate::tensor::Tensor;
 pub(crate) enum Values {
     /// Fixed-size rows stacked along the leading dimension.
     Fixed(Tensor),
-    /// Array attribute, one tensor per transported row.
-    ArrayRows(Vec<Tensor>),
+    /// Array attribute, one described byte range per transported row.
+    ArrayRows(ArrayRows),
     /// Array attribute, rows of equal length back to back in one tensor.
     ArrayPacked(Tensor),
 }
@@ -46,9 +47,18 @@ impl Transport {
     /// The bytes of transported row `r`.
     pub(crate) fn row(&self, r: u32) -> &[u8] {
         match (&self.values, self.uniform_row_bytes) {
-            (Values::ArrayRows(tensors), _) => tensors[r as usize].bytes(),
+            (Values::ArrayRows(rows), _) => rows.row(r as usize),
             (Values::Fixed(t) | Values::ArrayPacked(t), Some(w)) => &t.bytes()[r as usize * w..(r as usize + 1) * w],
             (Values::Fixed(_) | Values::ArrayPacked(_), None) => unreachable!("uniform transports know their width"),
+        }
+    }
+
+    /// Every row's bytes back to back when rows are uniform and contiguous
+    /// (row `r` is at `r * width`).
+    pub(crate) fn uniform(&self) -> Option<&[u8]> {
+        match (&self.values, self.uniform_row_bytes) {
+            (Values::Fixed(t) | Values::ArrayPacked(t), Some(_)) => Some(t.bytes()),
+            _ => None,
         }
     }
 
@@ -73,22 +83,68 @@ pub(crate) enum ElementPlan {
 }
 
 impl ElementPlan {
-    /// `(element, row)` of every element written.
-    pub(crate) fn selected(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
-        let (count, bits, sources): (u32, Option<&[u64]>, Option<&[u32]>) = match self {
-            ElementPlan::Identity { count } => (*count, None, None),
-            ElementPlan::Gather { sources } => (sources.len() as u32, None, Some(sources)),
-            ElementPlan::Masked { count, bits } => (*count, Some(bits), None),
-        };
-        (0..count as usize)
-            .filter(move |i| bits.is_none_or(|b| b[i / 64] & (1 << (i % 64)) != 0))
-            .map(move |i| (i, sources.map_or(i as u32, |s| s[i])))
+    /// `(element, row)` of every element written, in element order. A mask
+    /// is scanned a word at a time, so a sparse mask costs about its set
+    /// bits, not its element count.
+    pub(crate) fn selected(&self) -> Selected<'_> {
+        match self {
+            ElementPlan::Identity { count } => Selected::Range(0..*count as usize),
+            ElementPlan::Gather { sources } => Selected::Gather(sources.iter().enumerate()),
+            ElementPlan::Masked { count, bits } => {
+                let words = &bits[..(*count as usize).div_ceil(64)];
+                Selected::Mask { words, count: *count as usize, base: 0, word: words.first().copied().unwrap_or(0) }
+            }
+        }
+    }
+
+    /// How many elements are written.
+    pub(crate) fn selected_count(&self) -> usize {
+        match self {
+            ElementPlan::Identity { count } => *count as usize,
+            ElementPlan::Gather { sources } => sources.len(),
+            ElementPlan::Masked { .. } => self.selected().map(|_| 1).sum(),
+        }
     }
 
     fn logical_count(&self) -> u32 {
         match self {
             ElementPlan::Identity { count } | ElementPlan::Masked { count, .. } => *count,
             ElementPlan::Gather { sources } => sources.len() as u32,
+        }
+    }
+}
+
+/// The iterator of [`ElementPlan::selected`].
+pub(crate) enum Selected<'a> {
+    Range(std::ops::Range<usize>),
+    Gather(std::iter::Enumerate<std::slice::Iter<'a, u32>>),
+    /// The set bits below `count` of `words`; `word` holds the bits of the
+    /// word at `base` not yet returned.
+    Mask {
+        words: &'a [u64],
+        count: usize,
+        base: usize,
+        word: u64,
+    },
+}
+
+impl Iterator for Selected<'_> {
+    type Item = (usize, u32);
+
+    fn next(&mut self) -> Option<(usize, u32)> {
+        match self {
+            Selected::Range(r) => r.next().map(|i| (i, i as u32)),
+            Selected::Gather(g) => g.next().map(|(i, s)| (i, *s)),
+            Selected::Mask { words, count, base, word } => loop {
+                if *word != 0 {
+                    let i = *base + word.trailing_zeros() as usize;
+                    *word &= *word - 1;
+                    // Bits at or above `count` in the last word are ignored.
+                    return (i < *count).then_some((i, i as u32));
+                }
+                *base += 64;
+                *word = *words.get(*base / 64)?;
+            },
         }
     }
 }
@@ -122,21 +178,10 @@ pub(crate) fn plan(
             let w = element.element_bytes().unwrap_or(0);
             Transport { values: Values::Fixed(t), element, uniform_row_bytes: Some(w), rows }
         }
-        Values::ArrayRows(tensors) => {
-            let mut element = None;
-            for (i, t) in tensors.iter().enumerate() {
-                let (_, dtype) = fold(t, &format!("array row tensor {i}"))?;
-                match element {
-                    None => element = Some(dtype),
-                    Some(e) if e != dtype => {
-                        return Err(format!("array row tensors mix element types {e} and {dtype} (tensor {i})"));
-                    }
-                    Some(_) => {}
-                }
-            }
-            let element = element.ok_or("an array write needs at least one row tensor")?;
-            let rows = tensors.len() as u64;
-            Transport { values: Values::ArrayRows(tensors), element, uniform_row_bytes: None, rows }
+        Values::ArrayRows(rows) => {
+            let element = rows.element()?;
+            let count = rows.len() as u64;
+            Transport { values: Values::ArrayRows(rows), element, uniform_row_bytes: None, rows: count }
         }
         Values::ArrayPacked(t) => {
             let (elements, element) = fold(&t, "the packed array tensor")?;
@@ -260,10 +305,28 @@ mod tests {
             Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap(),
             Tensor::from_vec(Vec::<f32>::new(), &[0]).unwrap(),
         ];
-        let (tr, _) = plan(2, Values::ArrayRows(rows), Selection::All).unwrap();
+        let (tr, _) = plan(2, Values::ArrayRows(ArrayRows::from_tensors(rows)), Selection::All).unwrap();
         assert_eq!((tr.row(0).len(), tr.row(1).len()), (8, 0));
         let mixed = vec![Tensor::from_vec(vec![1.0f32], &[1]).unwrap(), Tensor::from_vec(vec![1.0f64], &[1]).unwrap()];
-        assert!(plan_err(2, Values::ArrayRows(mixed), Selection::All).contains("mix element types"));
+        assert!(
+            plan_err(2, Values::ArrayRows(ArrayRows::from_tensors(mixed)), Selection::All)
+                .contains("mix element types")
+        );
+    }
+
+    proptest::proptest! {
+        /// The word-wise mask scan selects exactly the set bits below the
+        /// count, in order, whatever lies past it.
+        #[test]
+        fn masks_select_their_set_bits(count in 0u32..300, words in proptest::collection::vec(proptest::num::u64::ANY, 5)) {
+            let plan = ElementPlan::Masked { count, bits: words.clone() };
+            let expect: Vec<(usize, u32)> = (0..count as usize)
+                .filter(|i| words[i / 64] & (1 << (i % 64)) != 0)
+                .map(|i| (i, i as u32))
+                .collect();
+            proptest::prop_assert_eq!(plan.selected_count(), expect.len());
+            proptest::prop_assert_eq!(plan.selected().collect::<Vec<_>>(), expect);
+        }
     }
 
     #[test]

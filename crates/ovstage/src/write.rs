@@ -89,6 +89,15 @@ impl PreparedWrite {
             _ => Targets::subset(self.plan.selected().map(|(i, _)| prims[i]).collect()),
         }
     }
+
+    /// The prims this entry writes, without the bitset admission needs.
+    fn target_list(&self, q: &QueryState) -> Option<Arc<[PrimPath]>> {
+        let prims = q.prims();
+        match self.plan {
+            ElementPlan::Identity { count } if count as usize == prims.len() => q.ready().map(|r| r.prims.clone()),
+            _ => Some(self.plan.selected().map(|(i, _)| prims[i]).collect()),
+        }
+    }
 }
 
 /// Context of an error: the call, the attribute and the ordinal.
@@ -293,9 +302,11 @@ impl StageInner {
             })
             .collect();
         let admitted: Vec<(&Arc<Family>, &Targets<'_>)> = families.iter().zip(&targets).collect();
+        // The job reuses the target lists admission computed.
+        let lists: Vec<Option<Arc<[PrimPath]>>> = targets.iter().map(|t| t.prims.clone()).collect();
         let (owner, job_q, families_done) = (self.clone(), q.clone(), families.clone());
         let job: Job = Box::new(move || {
-            let result = owner.apply_writes(&job_q, entries, ordinal, mode, call);
+            let result = owner.apply_writes(&job_q, entries, lists, ordinal, mode, call);
             for f in &families_done {
                 f.pending.remove(ordinal);
             }
@@ -376,36 +387,42 @@ impl StageInner {
         Ok(())
     }
 
-    /// Executes a write op: checks every entry, then applies them.
+    /// Executes a write op: checks every entry, then applies them. `lists`
+    /// holds each entry's target prims as computed at enqueue (`None`
+    /// where the query was not resolved then).
     fn apply_writes(
         &self,
         q: &QueryState,
         entries: Vec<Entry>,
+        lists: Vec<Option<Arc<[PrimPath]>>>,
         ordinal: u64,
         mode: PrimMode,
         call: &'static str,
     ) -> std::result::Result<(), Failure> {
         q.at_execution()?;
         let mut prepared = Vec::with_capacity(entries.len());
-        for e in entries {
-            prepared.push(match e {
+        let mut targets_per_entry: Vec<Targets<'_>> = Vec::with_capacity(entries.len());
+        for (e, list) in entries.into_iter().zip(lists) {
+            let p = match e {
                 Entry::Ready(p) => p,
                 Entry::Deferred { family, reserved, data } => {
                     let name = family.name_text.clone();
                     let ctx = Ctx { call, attribute: &name, ordinal };
                     self.prepare_entry(q, family, reserved, data, &ctx)?
                 }
-            });
+            };
+            // Execution needs the list only (admission, which needs the
+            // bitset, is decided).
+            let prims = list.or_else(|| p.target_list(q));
+            targets_per_entry.push(Targets { prims, bits: None });
+            prepared.push(p);
         }
         let entries = &prepared[..];
-        let mut targets_per_entry: Vec<Targets<'_>> = Vec::with_capacity(entries.len());
         let mut columns: Vec<Arc<Column>> = Vec::with_capacity(entries.len());
-        for e in entries {
+        for (e, targets) in entries.iter().zip(&targets_per_entry) {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
-            let targets = e.targets(q);
             self.check_schema(&e.family, e.storage, e.semantic, targets.list(), &ctx)?;
-            targets_per_entry.push(targets);
-            columns.push(e.family.column_for(e.storage, self.config.max_versions));
+            columns.push(e.family.column_for(e.storage, self.config.column_limits()));
         }
         let named: Vec<(&str, &Targets<'_>)> =
             entries.iter().zip(&targets_per_entry).map(|(e, t)| (&*e.family.name_text, t)).collect();
@@ -418,7 +435,7 @@ impl StageInner {
     }
 
     /// INSERT checks, then creation of the missing prims, for each
-    /// `(attribute name, targets)`.
+    /// `(attribute name, targets)`; every target is one of `q`'s prims.
     pub(crate) fn create_prims(
         &self,
         q: &QueryState,
@@ -429,11 +446,12 @@ impl StageInner {
     ) -> Result<()> {
         let mut table = lock(&self.prims);
         // Steady state: the whole query was seen live and no prim has been
-        // removed since, so there is nothing to create.
+        // removed since, so there is nothing to create (targets are always
+        // some of the query's prims).
         let known_live = q.known_live(table.removals());
         let mut create: Vec<PrimPath> = Vec::new();
         for (name, targets) in targets {
-            if mode == PrimMode::Upsert && known_live && targets.whole_of(q) {
+            if mode == PrimMode::Upsert && known_live {
                 continue;
             }
             let ctx = Ctx { call, attribute: name, ordinal };
@@ -492,8 +510,8 @@ impl StageInner {
 }
 
 /// The selected rows of a payload in element order, in a buffer from the
-/// column's pool: one memcpy for a contiguous fixed payload, one per row
-/// otherwise; array rows come with their byte offsets.
+/// column's pool: one memcpy for a contiguous fixed payload, one copy per
+/// selected row otherwise; array rows come with their byte offsets.
 fn gather(transport: &Transport, plan: &ElementPlan, column: &Column) -> (Buf, Option<Arc<[u64]>>) {
     if transport.kind() == ValueKind::Fixed {
         let row_bytes = column.row_bytes;
@@ -502,22 +520,54 @@ fn gather(transport: &Transport, plan: &ElementPlan, column: &Column) -> (Buf, O
             buf.bytes_mut().copy_from_slice(src);
             return (buf, None);
         }
-        let selected: Vec<u32> = plan.selected().map(|(_, r)| r).collect();
-        let mut buf = column.pool.take(selected.len() * row_bytes);
-        for (k, r) in selected.into_iter().enumerate() {
-            buf.bytes_mut()[k * row_bytes..(k + 1) * row_bytes].copy_from_slice(transport.row(r));
+        let mut buf = column.pool.take(plan.selected_count() * row_bytes);
+        match transport.uniform() {
+            Some(src) => copy_rows(buf.bytes_mut(), src, row_bytes, plan.selected().map(|(_, r)| r as usize)),
+            None => {
+                for (dst, (_, r)) in buf.bytes_mut().chunks_exact_mut(row_bytes.max(1)).zip(plan.selected()) {
+                    dst.copy_from_slice(transport.row(r));
+                }
+            }
         }
         return (buf, None);
     }
-    let mut offsets = vec![0u64];
+    let mut offsets = Vec::with_capacity(plan.selected_count() + 1);
+    let mut end = 0u64;
+    offsets.push(end);
     for (_, r) in plan.selected() {
-        offsets.push(offsets.last().copied().unwrap_or(0) + transport.row(r).len() as u64);
+        end += transport.row(r).len() as u64;
+        offsets.push(end);
     }
-    let mut buf = column.pool.take(offsets.last().copied().unwrap_or(0) as usize);
+    let mut buf = column.pool.take(end as usize);
+    let dst = buf.bytes_mut();
     for (k, (_, r)) in plan.selected().enumerate() {
-        buf.bytes_mut()[offsets[k] as usize..offsets[k + 1] as usize].copy_from_slice(transport.row(r));
+        dst[offsets[k] as usize..offsets[k + 1] as usize].copy_from_slice(transport.row(r));
     }
     (buf, Some(offsets.into()))
+}
+
+/// Copies rows `rows` of `width` bytes from `src` into `dst`, back to back.
+/// Common widths get a copy of a known size (a few moves, not a memcpy
+/// call per row).
+fn copy_rows(dst: &mut [u8], src: &[u8], width: usize, rows: impl Iterator<Item = usize>) {
+    fn fixed<const W: usize>(dst: &mut [u8], src: &[u8], rows: impl Iterator<Item = usize>) {
+        for (d, r) in dst.chunks_exact_mut(W).zip(rows) {
+            let s: &[u8; W] = src[r * W..r * W + W].try_into().expect("W bytes");
+            d.copy_from_slice(s);
+        }
+    }
+    match width {
+        4 => fixed::<4>(dst, src, rows),
+        8 => fixed::<8>(dst, src, rows),
+        12 => fixed::<12>(dst, src, rows),
+        16 => fixed::<16>(dst, src, rows),
+        0 => {}
+        w => {
+            for (d, r) in dst.chunks_exact_mut(w).zip(rows) {
+                d.copy_from_slice(&src[r * w..r * w + w]);
+            }
+        }
+    }
 }
 
 fn plan_len(plan: &ElementPlan) -> usize {

@@ -4,7 +4,10 @@
 mod common;
 
 use common::*;
-use ovstage::{DType, GroupKind, OrdinalRange, PrimMode, ReadGroup, Selection, Semantic, Status, Tensor, WriteData};
+use ovstage::{
+    ArrayRows, DType, GroupKind, HostRows, OrdinalRange, PrimMode, ReadGroup, Selection, Semantic, Status, Tensor,
+    WriteData,
+};
 
 fn f32_rows(rows: &[&[f32]]) -> WriteData {
     WriteData::array_rows(rows.iter().map(|r| Tensor::from_vec(r.to_vec(), &[r.len() as u64]).unwrap()).collect())
@@ -38,6 +41,43 @@ fn per_row_tensors_with_empty_rows() {
     assert_eq!(data.tensor(1).shape(), &[0]);
     assert_eq!(data.tensor(2).strides(), &[1]);
     assert_eq!(arrays_f32(&groups), vec![(0, vec![1., 2., 3.]), (1, vec![]), (2, vec![4.])]);
+}
+
+/// Rows as ranges of one vector of floats.
+struct Ranges {
+    values: Vec<f32>,
+    ranges: Vec<std::ops::Range<usize>>,
+}
+
+impl HostRows for Ranges {
+    fn row_count(&self) -> usize {
+        self.ranges.len()
+    }
+
+    fn row_bytes(&self, i: usize) -> &[u8] {
+        bytemuck::cast_slice(&self.values[self.ranges[i].clone()])
+    }
+}
+
+#[test]
+fn described_rows_over_one_buffer() {
+    let s = stage(2);
+    let q = query(&s, &["/A", "/B", "/C"]);
+    // Rows out of order in the buffer, one of them empty.
+    let data = Ranges { values: (0..8).map(|v| v as f32).collect(), ranges: vec![6..8, 0..0, 0..6] };
+    let mut rows = ArrayRows::builder(3);
+    rows.push(DType::F32, &[2]).unwrap();
+    rows.push(DType::F32, &[0]).unwrap();
+    rows.push(DType::F32, &[6]).unwrap();
+    let rows = rows.over(data).unwrap();
+    assert_eq!(rows.len(), 3);
+    write(&s, q, "w", 1, WriteData::array_row_set(rows).with_selection(Selection::IndexMap(vec![2, 0, 1])));
+    wait(&s, seal(&s, 1));
+    let groups = read_groups(&s, q, "w", OrdinalRange::LATEST).unwrap();
+    assert_eq!(arrays_f32(&groups), vec![(0, (0..6).map(|v| v as f32).collect()), (1, vec![6., 7.]), (2, vec![])]);
+    // A row count that does not match the description is refused at once.
+    let short = Ranges { values: vec![1., 2.], ranges: vec![0..1, 1..2] };
+    assert!(ArrayRows::builder(0).over(short).is_err());
 }
 
 #[test]

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use ovstage::{OrdinalRange, Selection, Stage, StageConfig, Status, StoreStats};
+use ovstage::{OrdinalRange, Selection, Stage, StageConfig, Status, StoreStats, Tensor, WriteData};
 
 fn retaining(depth: usize) -> Stage {
     Stage::with_config("retention", StageConfig::default().with_lanes(2).with_history_depth(depth))
@@ -126,4 +126,45 @@ fn unsealed_versions_are_capped_and_the_frontier_says_so() {
         assert_eq!(read_f32(&s, q, "x", OrdinalRange::snapshot(t)).unwrap().0[0], (0, vec![t as f32]), "at {t}");
     }
     assert_eq!(read_groups(&s, q, "x", OrdinalRange::snapshot(100u64)).unwrap_err().status(), Status::OutOfRange);
+}
+
+#[test]
+fn unsealed_bytes_are_budgeted_and_reads_stay_exact_above_the_merges() {
+    // 1000 prims of 100 f32 (400 KB per write) against a 1 MiB budget:
+    // beyond the few versions always kept, the oldest are merged.
+    let config = StageConfig::default().with_lanes(2).with_max_unsealed_bytes(1 << 20);
+    let s = Stage::with_config("budget", config);
+    let paths = prim_paths(1000);
+    let q = query(&s, &paths.iter().map(String::as_str).collect::<Vec<_>>());
+    let payload = |t: u64| WriteData::fixed(Tensor::rows(vec![t as f32; 100_000], 100).unwrap());
+    for t in 1..=40u64 {
+        wait(&s, write(&s, q, "x", t, payload(t)));
+        let stats = s.stats();
+        let kept = StageConfig::MIN_UNSEALED_VERSIONS;
+        assert!(stats.versions <= kept, "at {t}: {stats:?}");
+        assert!(stats.bytes <= kept * 400_000, "at {t}: {stats:?}");
+    }
+    wait(&s, seal(&s, 40));
+    let oldest = frontier(&s);
+    assert_eq!(
+        oldest,
+        40 - StageConfig::MIN_UNSEALED_VERSIONS as u64 + 1,
+        "the merged spans end below the kept versions"
+    );
+    for t in oldest..=40 {
+        let (values, _) = read_f32(&s, q, "x", OrdinalRange::snapshot(t)).unwrap();
+        assert_eq!(values.len(), 1000);
+        assert!(values.iter().all(|(_, v)| v.len() == 100 && v.iter().all(|x| *x == t as f32)), "at {t}");
+    }
+    let err = read_groups(&s, q, "x", OrdinalRange::snapshot(oldest - 1)).unwrap_err();
+    assert_eq!(err.status(), Status::OutOfRange);
+    // Small payloads are governed by the version cap alone.
+    let small = query(&s, &["/Small"]);
+    for t in 41..=100u64 {
+        wait(&s, write(&s, small, "y", t, scalars(&[t as f32])));
+    }
+    wait(&s, seal(&s, 100));
+    for t in 41..=100u64 {
+        assert_eq!(read_f32(&s, small, "y", OrdinalRange::snapshot(t)).unwrap().0, vec![(0, vec![t as f32])]);
+    }
 }

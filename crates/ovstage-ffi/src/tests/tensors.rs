@@ -281,3 +281,65 @@ fn boundary_error_messages() {
     }
     insta::assert_snapshot!(messages.join("\n"));
 }
+
+#[test]
+fn per_row_array_payloads_are_read_in_place_and_strided_rows_gathered() {
+    let _g = shared();
+    let i = Inst::new();
+    let q = i.query(&["/A", "/B", "/C", "/D"]);
+    // Row 1 is strided (every other float), row 2 is empty, row 3 has a
+    // byte offset.
+    let (a, b, d) = ([1f32, 2.], [3f32, 99., 4., 99.], [99f32, 5.]);
+    let (mut sa, mut sb, mut sc, mut sd) = ([2i64], [2i64], [0i64], [1i64]);
+    let mut stride = [2i64];
+    let mut strided = f32_tensor(&b, &mut sb, 1);
+    strided.strides = stride.as_mut_ptr();
+    let mut offset = f32_tensor(&d, &mut sd, 1);
+    offset.byte_offset = 4;
+    let rows = [f32_tensor(&a, &mut sa, 1), strided, f32_tensor(&[], &mut sc, 1), offset];
+    let data =
+        ovstage_write_data_t { tensors: rows.as_ptr(), tensor_count: 4, is_array: CBool::TRUE, ..write_data(&rows[0]) };
+    i.done(write(&i, q, "arr", 1, data));
+    i.seal(1);
+    let g = i.read_f32(q, &["arr"], LATEST).unwrap();
+    assert_eq!(g[0].rows, vec![vec![1., 2.], vec![3., 4.], vec![], vec![5.]]);
+    // A bad row is named by its index.
+    let mut neg = [-1i64];
+    let mut bad = rows[0];
+    bad.shape = neg.as_mut_ptr();
+    let rows = [rows[0], bad];
+    let data =
+        ovstage_write_data_t { tensors: rows.as_ptr(), tensor_count: 2, is_array: CBool::TRUE, ..write_data(&rows[0]) };
+    assert_eq!(write(&i, q, "arr", 2, data).status.0, INVALID_ARGUMENT);
+    assert!(last_error().contains("tensors[1]: shape[0] is negative"), "{}", last_error());
+}
+
+#[test]
+fn managed_array_rows_are_released_once_each() {
+    let _g = shared();
+    static WRITTEN: AtomicUsize = AtomicUsize::new(0);
+    static MIXED: AtomicUsize = AtomicUsize::new(0);
+    let i = Inst::new();
+    let q = i.query(&["/A", "/B", "/C"]);
+    let rows = [managed(vec![1., 2.], &WRITTEN), managed(vec![], &WRITTEN), managed(vec![3.], &WRITTEN)];
+    let data = ovstage_write_data_t { is_array: CBool::TRUE, ..managed_data(&rows) };
+    i.done(write(&i, q, "m", 1, data));
+    i.seal(1);
+    assert_eq!(i.read_f32(q, &["m"], LATEST).unwrap()[0].rows, vec![vec![1., 2.], vec![], vec![3.]]);
+    // Rows of different element types (f32, then f32x2): rejected at
+    // enqueue, every row released at once.
+    let pair = managed(vec![4., 5.], &MIXED);
+    // SAFETY: the tensor `managed` just built, not handed over yet.
+    unsafe {
+        let t = &mut (*pair.cast_mut()).dl_tensor;
+        t.dtype.lanes = 2;
+        *t.shape = 1;
+    }
+    let rows = [managed(vec![1.], &MIXED), pair, managed(vec![2.], &MIXED)];
+    let r = write(&i, q, "m", 2, ovstage_write_data_t { is_array: CBool::TRUE, ..managed_data(&rows) });
+    assert_eq!(r.status.0, INVALID_ARGUMENT);
+    assert!(last_error().contains("mix element types f32 and f32x2 (tensor 1)"), "{}", last_error());
+    assert_eq!(MIXED.load(Ordering::SeqCst), 3);
+    drop(i);
+    assert_eq!(WRITTEN.load(Ordering::SeqCst), 3, "each row released once the stage no longer reads it");
+}

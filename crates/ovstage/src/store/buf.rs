@@ -52,22 +52,33 @@ impl Buf {
     }
 }
 
-/// Freed buffers of one column, reused by later writes.
-#[derive(Default)]
+/// Freed buffers of one column, reused by later writes: a reused buffer's
+/// pages are already mapped (a fresh multi-megabyte allocation costs a page
+/// fault per 4 KiB on first touch) and, when recently freed, still cached.
 pub(crate) struct BufPool {
     free: Mutex<Vec<Buf>>,
+    /// Most bytes kept (one buffer is kept whatever its size).
+    max_bytes: usize,
 }
 
 /// Buffers kept per column; more are dropped.
 const POOL_LIMIT: usize = 8;
 
 impl BufPool {
+    /// A pool keeping at most [`POOL_LIMIT`] buffers and `max_bytes` bytes
+    /// (or one buffer of any size).
+    pub(crate) fn with_limit(max_bytes: usize) -> BufPool {
+        BufPool { free: Mutex::default(), max_bytes }
+    }
+
     /// A buffer of `len` bytes whose contents are unspecified (the caller
-    /// overwrites all of it).
+    /// overwrites all of it). The most recently freed fitting buffer is
+    /// preferred: it is the likeliest to be in cache.
     pub(crate) fn take(&self, len: usize) -> Buf {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(pos) = free.iter().position(|b| b.capacity() >= len && b.capacity() <= len.saturating_mul(2) + 64) {
-            let mut buf = free.swap_remove(pos);
+        if let Some(pos) = free.iter().rposition(|b| b.capacity() >= len && b.capacity() <= len.saturating_mul(2) + 64)
+        {
+            let mut buf = free.remove(pos);
             buf.len = len;
             return buf;
         }
@@ -75,11 +86,18 @@ impl BufPool {
         Buf::zeroed(len)
     }
 
+    /// Keeps `buf` for reuse when there is room; the oldest buffers make
+    /// room for it when the byte limit would be exceeded.
     pub(crate) fn put(&self, buf: Buf) {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        if free.len() < POOL_LIMIT {
-            free.push(buf);
+        if buf.capacity() == 0 {
+            return;
         }
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let mut bytes: usize = free.iter().map(Buf::capacity).sum::<usize>() + buf.capacity();
+        while !free.is_empty() && (free.len() >= POOL_LIMIT || bytes > self.max_bytes) {
+            bytes -= free.remove(0).capacity();
+        }
+        free.push(buf);
     }
 
     #[cfg(test)]
@@ -104,7 +122,7 @@ mod tests {
 
     #[test]
     fn pool_reuses() {
-        let pool = BufPool::default();
+        let pool = BufPool::with_limit(1 << 20);
         let b = pool.take(100);
         let ptr = b.bytes().as_ptr();
         pool.put(b);
@@ -112,5 +130,23 @@ mod tests {
         assert_eq!(again.bytes().as_ptr(), ptr);
         assert_eq!(again.len(), 96);
         assert_eq!(pool.len(), 0);
+    }
+
+    #[test]
+    fn pool_keeps_the_newest_within_its_limit() {
+        let pool = BufPool::with_limit(256);
+        for _ in 0..3 {
+            pool.put(Buf::zeroed(100));
+        }
+        assert_eq!(pool.len(), 2, "a third buffer of 100 bytes would exceed 256");
+        // One buffer is kept whatever its size, replacing the others.
+        pool.put(Buf::zeroed(1000));
+        assert_eq!(pool.len(), 1);
+        assert_eq!(pool.take(1000).len(), 1000);
+        assert_eq!(pool.len(), 0);
+        for _ in 0..POOL_LIMIT + 3 {
+            pool.put(Buf::zeroed(8));
+        }
+        assert_eq!(pool.len(), POOL_LIMIT);
     }
 }

@@ -114,6 +114,16 @@ pub(crate) enum Part {
 }
 
 impl Part {
+    /// Heap bytes the part holds (payload and array offsets).
+    fn bytes(&self) -> usize {
+        self.rows().heap_bytes()
+            + match self {
+                Part::Write { data, .. } => data.len(),
+                Part::WriteArray { data, offsets, .. } => data.len() + std::mem::size_of_val(&**offsets),
+                Part::Delete { .. } => 0,
+            }
+    }
+
     fn rows(&self) -> &Rows {
         match self {
             Part::Write { rows, .. } | Part::WriteArray { rows, .. } | Part::Delete { rows } => rows,
@@ -136,6 +146,8 @@ pub(crate) struct Version {
     /// snapshots strictly inside `[from, ordinal)` are not exact.
     from: u64,
     parts: Vec<Part>,
+    /// Sum of the parts' [`Part::bytes`].
+    bytes: usize,
     /// Rows whose last change at this ordinal is a write.
     written: RowSet,
     /// Rows whose last change at this ordinal is a delete.
@@ -150,6 +162,7 @@ impl Version {
             ordinal,
             from: ordinal,
             parts: Vec::new(),
+            bytes: 0,
             written: RowSet::new(),
             deleted: RowSet::new(),
             nrows,
@@ -186,6 +199,31 @@ impl RowMap {
             RowMap::Run { start, .. } => Some(start + i as u32),
             RowMap::Sparse(rows) => rows[i],
         }
+    }
+}
+
+/// How many unsealed versions a column keeps before it merges the oldest.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// Never more than this many (at least 2: merging takes two).
+    pub(crate) max_versions: usize,
+    /// Up to this many (or `max_versions` when lower) whatever their size.
+    pub(crate) min_versions: usize,
+    /// More than `min_versions` only while their parts' bytes fit in this.
+    pub(crate) max_bytes: usize,
+}
+
+impl Limits {
+    /// Limits of a count cap alone.
+    #[cfg(test)]
+    pub(crate) fn versions(max_versions: usize) -> Limits {
+        Limits { max_versions, min_versions: max_versions, max_bytes: usize::MAX }
+    }
+
+    /// Whether `count` unsealed versions holding `bytes()` bytes are too
+    /// many.
+    fn exceeded(&self, count: usize, bytes: impl FnOnce() -> usize) -> bool {
+        count > self.max_versions || (count > self.min_versions && bytes() > self.max_bytes)
     }
 }
 
@@ -229,8 +267,8 @@ pub(crate) struct Column {
     semantic: AtomicU32,
     pub(crate) row_bytes: usize,
     pub(crate) pool: BufPool,
-    /// Most versions without an image kept before the oldest are merged.
-    max_versions: usize,
+    /// Unsealed versions kept before the oldest are merged.
+    limits: Limits,
     /// Highest ordinal of a merged version: snapshots at or above it are
     /// exact as far as merging goes.
     merged_through: AtomicU64,
@@ -242,15 +280,20 @@ pub(crate) struct Column {
 }
 
 impl Column {
-    pub(crate) fn new(storage: Storage, max_versions: usize) -> Column {
+    pub(crate) fn new(storage: Storage, limits: Limits) -> Column {
+        let max_versions = limits.max_versions.max(2);
+        let limits = Limits { max_versions, min_versions: limits.min_versions.clamp(2, max_versions), ..limits };
         Column {
             row_bytes: storage.row_bytes(),
-            max_versions: max_versions.max(2),
+            limits,
             merged_through: AtomicU64::new(0),
             structure: AtomicU64::new(0),
             storage,
             semantic: AtomicU32::new(Semantic::None as u32),
-            pool: BufPool::default(),
+            // Freed buffers a column keeps for reuse: about what its
+            // unsealed history may hold, so a write loop that merges as it
+            // goes finds its next buffer there.
+            pool: BufPool::with_limit(limits.max_bytes),
             state: Mutex::new(ColumnState {
                 row_of: Vec::new(),
                 prim_of: Vec::new(),
@@ -463,10 +506,13 @@ impl ColumnGuard<'_> {
     }
 
     /// Publishes a change at `ordinal`: into the version at that ordinal, or
-    /// the merged version whose span holds it, or a new version. When more
-    /// than the column's `max_versions` versions lie above the bound's floor
-    /// (a producer running ahead of its seals, or never sealing), the two
-    /// oldest of them are merged, so memory stays bounded; snapshots
+    /// the merged version whose span holds it, or a new version. When the
+    /// versions above the bound's floor exceed the column's [`Limits`] (a
+    /// producer running ahead of its seals, or never sealing: more than
+    /// `max_versions` of them, or more than `min_versions` holding more
+    /// than `max_bytes`), the two oldest of them are merged, and the
+    /// buffers the merge drops go back to the pool, so memory stays bounded
+    /// and a write loop reuses its buffers; snapshots
     /// strictly inside a merged span become `OUT_OF_RANGE`. Sealed versions
     /// are never merged, nor versions at or above the lowest ordinal still
     /// to be published.
@@ -509,16 +555,19 @@ impl ColumnGuard<'_> {
         if structural {
             self.column.structure.fetch_add(1, Ordering::Release);
         }
-        st.versions[pos].parts.push(part);
+        let v = &mut st.versions[pos];
+        v.bytes += part.bytes();
+        v.parts.push(part);
         self.merge_excess(bound);
     }
 
     fn merge_excess(&mut self, bound: MergeBound) {
-        let cap = self.column.max_versions;
+        let limits = self.column.limits;
         loop {
             let st = &mut *self.state;
             let first = st.versions.partition_point(|v| v.ordinal <= bound.floor);
-            if st.versions.len() - first <= cap {
+            let unsealed = st.versions.range(first..);
+            if !limits.exceeded(unsealed.len(), || unsealed.map(|v| v.bytes).sum()) {
                 return;
             }
             let i = first;
@@ -539,6 +588,7 @@ impl ColumnGuard<'_> {
             let nrows = v.nrows;
             let merged = compact(parts, nrows, self.column.row_bytes, &self.column.pool);
             let v = &mut self.state.versions[i];
+            v.bytes = merged.iter().map(Part::bytes).sum();
             v.parts = merged;
             self.column.merged_through.fetch_max(v.ordinal, Ordering::AcqRel);
         }
@@ -718,17 +768,11 @@ impl ColumnGuard<'_> {
     }
 
     fn recycle(&self, v: Version) {
-        let mut bufs: Vec<Arc<Buf>> =
-            v.image.into_iter().filter_map(|i| Arc::try_unwrap(i).ok()).map(|i| i.data).collect();
-        for part in v.parts {
-            if let Some(data) = part.data() {
-                bufs.push(data.clone());
-            }
-        }
-        for b in bufs {
-            if let Ok(buf) = Arc::try_unwrap(b) {
-                self.column.pool.put(buf);
-            }
+        let pool = &self.column.pool;
+        // Parts first: a full write's buffer is also its version's image.
+        v.parts.into_iter().for_each(|p| recycle_part(pool, p));
+        if let Some(image) = v.image.and_then(|i| Arc::try_unwrap(i).ok()) {
+            recycle(pool, image.data);
         }
     }
 
@@ -760,13 +804,13 @@ impl ColumnGuard<'_> {
 /// The parts of a merged version, shortened: everything before the last
 /// write covering every row is dropped, and when the rest holds more rows
 /// than the column, it is rebuilt as one delete and one write part with the
-/// last change of each row.
+/// last change of each row. Buffers of dropped parts go back to the pool.
 fn compact(mut parts: Vec<Part>, nrows: u32, row_bytes: usize, pool: &BufPool) -> Vec<Part> {
     if let Some(k) = parts
         .iter()
         .rposition(|p| matches!(p, Part::Write { rows, .. } | Part::WriteArray { rows, .. } if rows.covers_all(nrows)))
     {
-        parts.drain(..k);
+        parts.drain(..k).for_each(|p| recycle_part(pool, p));
     }
     let total: usize = parts.iter().map(|p| p.rows().len()).sum();
     if parts.len() <= 2 || total <= nrows as usize {
@@ -806,6 +850,7 @@ fn compact(mut parts: Vec<Part>, nrows: u32, row_bytes: usize, pool: &BufPool) -
     for (k, r) in written.iter().enumerate() {
         buf.bytes_mut()[offsets[k] as usize..offsets[k + 1] as usize].copy_from_slice(source(*r));
     }
+    parts.into_iter().for_each(|p| recycle_part(pool, p));
     let mut out = Vec::new();
     if !deleted.is_empty() {
         out.push(Part::Delete { rows: Rows::from_vec(deleted) });
@@ -819,6 +864,21 @@ fn compact(mut parts: Vec<Part>, nrows: u32, row_bytes: usize, pool: &BufPool) -
         });
     }
     out
+}
+
+/// Returns a dropped part's buffer to the pool when nothing else holds it.
+fn recycle_part(pool: &BufPool, part: Part) {
+    match part {
+        Part::Write { data, .. } | Part::WriteArray { data, .. } => recycle(pool, data),
+        Part::Delete { .. } => {}
+    }
+}
+
+/// Returns a buffer to the pool when nothing else holds it.
+fn recycle(pool: &BufPool, data: Arc<Buf>) {
+    if let Ok(buf) = Arc::try_unwrap(data) {
+        pool.put(buf);
+    }
 }
 
 fn copy_of(pool: &BufPool, src: &Buf) -> Buf {
@@ -929,12 +989,12 @@ mod tests {
         best.and_then(|(_, i)| events[i].1)
     }
 
-    fn column_with(max_versions: usize, kind: ValueKind) -> Column {
-        Column::new(Storage { dtype: DType::U32, kind }, max_versions)
+    fn column_with(limits: Limits, kind: ValueKind) -> Column {
+        Column::new(Storage { dtype: DType::U32, kind }, limits)
     }
 
     fn column() -> Column {
-        column_with(1000, ValueKind::Fixed)
+        column_with(Limits::versions(1000), ValueKind::Fixed)
     }
 
     /// What a row holds for a model value `v`: `[v]` for fixed columns,
@@ -978,7 +1038,20 @@ mod tests {
 
         #[test]
         fn array_column_matches_model(steps in prop::collection::vec(step(), 1..60), cap in prop_oneof![Just(2usize), Just(1000)]) {
-            run_model_of(&steps, cap, ValueKind::Array)?;
+            run_model_of(&steps, Limits::versions(cap), ValueKind::Array)?;
+        }
+
+        /// A byte budget merges like a version cap: never wrong, refused
+        /// only below the merged-through ordinal.
+        #[test]
+        fn column_matches_model_with_byte_budget(
+            steps in prop::collection::vec(step(), 1..60),
+            min_versions in 2usize..4,
+            max_bytes in 0usize..64,
+            array in any::<bool>(),
+        ) {
+            let limits = Limits { max_versions: 1000, min_versions, max_bytes };
+            run_model_of(&steps, limits, if array { ValueKind::Array } else { ValueKind::Fixed })?;
         }
     }
 
@@ -989,15 +1062,15 @@ mod tests {
     /// same row), so with merging on, steps breaking it are skipped, as the
     /// stage rejects them.
     fn run_model(steps: &[Step], max_versions: usize) -> Result<(), TestCaseError> {
-        run_model_of(steps, max_versions, ValueKind::Fixed)
+        run_model_of(steps, Limits::versions(max_versions), ValueKind::Fixed)
     }
 
-    fn run_model_of(steps: &[Step], max_versions: usize, kind: ValueKind) -> Result<(), TestCaseError> {
-        let admission = max_versions < 1000;
+    fn run_model_of(steps: &[Step], limits: Limits, kind: ValueKind) -> Result<(), TestCaseError> {
+        let admission = limits.max_versions < 1000 || limits.max_bytes < usize::MAX;
         let blocked = |model: &Model, rows: &[u32], ordinal: u64| {
             admission && rows.iter().any(|r| model.get(r).is_some_and(|ev| ev.iter().any(|(o, _)| *o > ordinal)))
         };
-        let col = column_with(max_versions, kind);
+        let col = column_with(limits, kind);
         let mut model: Model = BTreeMap::new();
         let mut sealed = 0u64; // everything at or below is sealed
         let mut frontier = 0u64; // trimmed to here
@@ -1135,6 +1208,36 @@ mod tests {
             }
         }
         Ok(())
+    }
+
+    #[test]
+    fn the_byte_budget_merges_unsealed_versions_and_recycles_their_buffers() {
+        // Four rows of u32 per write (16 bytes): three versions always
+        // kept, more while they fit in 40 bytes.
+        let col = column_with(Limits { max_versions: 64, min_versions: 3, max_bytes: 40 }, ValueKind::Fixed);
+        let mut g = col.lock();
+        let rows = g.assign_rows((0..4).map(prim));
+        let mut ptrs = Vec::new();
+        for t in 1..=10u64 {
+            let mut buf = col.pool.take(16);
+            buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&[t as u32; 4]));
+            ptrs.push(buf.bytes().as_ptr());
+            g.publish(t, Part::Write { rows: rows.clone(), data: Arc::new(buf) }, MergeBound { floor: 0, below: t });
+            assert!(g.retained().0 <= 4, "three kept plus the newest, which is still pending: {:?}", g.retained());
+        }
+        // The merges dropped buffers into the pool, and later writes took
+        // them back: no more than five distinct buffers were ever used.
+        ptrs.sort();
+        ptrs.dedup();
+        assert!(ptrs.len() <= 5, "{} buffers", ptrs.len());
+        // Sealed: exact at and above the merged-through ordinal.
+        let merged = col.merged_through();
+        assert!((7..10).contains(&merged), "{merged}");
+        for t in merged..=10 {
+            let Snapshot::Image { image, .. } = g.snapshot(t) else { panic!("no image at {t}") };
+            assert_eq!(row_value(&image, 3), Some(vec![t as u32]));
+        }
+        assert!(matches!(g.snapshot(merged - 1), Snapshot::Trimmed { .. }));
     }
 
     #[test]

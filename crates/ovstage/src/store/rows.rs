@@ -38,6 +38,14 @@ impl Rows {
         }
     }
 
+    /// Heap bytes of the row list (none for a run).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            Rows::Run { .. } => 0,
+            Rows::List(rows) => std::mem::size_of_val(&**rows),
+        }
+    }
+
     /// Whether these rows are exactly `0..nrows` in order.
     pub(crate) fn covers_all(&self, nrows: u32) -> bool {
         matches!(self, Rows::Run { start: 0, len } if *len == nrows)
