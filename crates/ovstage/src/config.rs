@@ -30,7 +30,10 @@ pub struct StageConfig {
     /// when lower): whichever of the two allows more versions wins. This
     /// bounds the memory of a producer writing large payloads ahead of (or
     /// without) floor advances, where 64 versions of an 8 MB payload would
-    /// otherwise hold half a gigabyte per column.
+    /// otherwise hold half a gigabyte per column. The default, 8 MiB, also
+    /// keeps the buffers a write loop cycles through within the last-level
+    /// cache a core effectively gets: a 512 KB write into a ring of 64
+    /// buffers ran at DRAM speed, 2.4x slower than into a ring of 16.
     pub max_unsealed_bytes: usize,
 }
 
@@ -41,7 +44,7 @@ impl Default for StageConfig {
             admission: AdmissionPolicy::NonDecreasing,
             history_depth: 4,
             max_versions: 64,
-            max_unsealed_bytes: 64 << 20,
+            max_unsealed_bytes: 8 << 20,
         }
     }
 }
