@@ -156,6 +156,10 @@ pub mod values {
         /// This library's extension: unsealed versions kept per column before
         /// the oldest are merged (0 or absent: 64).
         OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_VERSIONS = 258,
+        /// This library's extension: bytes of unsealed versions kept per
+        /// column before the oldest are merged; at least 4 versions are kept
+        /// whatever their size (0 or absent: 8 MiB).
+        OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_BYTES = 259,
     }
 
     /// Floating-point config keys (none yet).

@@ -9,10 +9,10 @@
 //! Each library runs in its own worker process (a copy of this program
 //! started with `worker LIB`), so the two never share a process, a loader
 //! namespace or an allocator. The parent drives both with the same
-//! commands: set a workload up, warm it up for 0.5 s and calibrate a batch
-//! size per library (a batch takes about 50 ms, at least one iteration),
-//! then alternate timed batches
-//! between the libraries for several rounds. It reports each library's
+//! commands: set a workload up, warm it up (at least 0.5 s and 8
+//! iterations), calibrate a batch size per library (a batch takes about
+//! 50 ms, at least one iteration), then alternate timed batches between the
+//! libraries for several rounds. It reports each library's
 //! median time per iteration, the spread of the rounds, and the ratio
 //! reference / ours. The workloads are defined in `workloads.rs`.
 

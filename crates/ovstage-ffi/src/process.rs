@@ -30,10 +30,16 @@ pub(crate) struct Settings {
     lanes: u64,
     history_depth: u64,
     max_versions: u64,
+    max_unsealed_bytes: u64,
 }
 
 const DEFAULT_HISTORY_DEPTH: u64 = 4;
 const DEFAULT_MAX_VERSIONS: u64 = 64;
+
+/// The stage's default byte budget of unsealed versions per column.
+fn default_max_unsealed_bytes() -> u64 {
+    StageConfig::default().max_unsealed_bytes as u64
+}
 
 impl Default for Settings {
     fn default() -> Self {
@@ -43,6 +49,7 @@ impl Default for Settings {
             lanes: 0,
             history_depth: DEFAULT_HISTORY_DEPTH,
             max_versions: DEFAULT_MAX_VERSIONS,
+            max_unsealed_bytes: default_max_unsealed_bytes(),
         }
     }
 }
@@ -55,7 +62,7 @@ impl Settings {
             admission: self.admission,
             history_depth: self.history_depth as usize,
             max_versions: self.max_versions as usize,
-            ..StageConfig::default()
+            max_unsealed_bytes: usize::try_from(self.max_unsealed_bytes).unwrap_or(usize::MAX),
         }
     }
 }
@@ -68,6 +75,7 @@ enum Setting {
     Lanes(u64),
     HistoryDepth(u64),
     MaxVersions(u64),
+    MaxUnsealedBytes(u64),
 }
 
 impl Setting {
@@ -78,6 +86,7 @@ impl Setting {
             Setting::Lanes(n) => s.lanes = n,
             Setting::HistoryDepth(n) => s.history_depth = n,
             Setting::MaxVersions(n) => s.max_versions = n,
+            Setting::MaxUnsealedBytes(n) => s.max_unsealed_bytes = n,
         }
     }
 
@@ -106,6 +115,9 @@ impl Setting {
             }
             Setting::MaxVersions(n) => {
                 ("OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_VERSIONS", n.to_string(), s.max_versions.to_string())
+            }
+            Setting::MaxUnsealedBytes(n) => {
+                ("OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_BYTES", n.to_string(), s.max_unsealed_bytes.to_string())
             }
         }
     }
@@ -266,6 +278,9 @@ unsafe fn parse(entry: &ovstage_config_entry_t) -> Result<Parsed> {
                 }
                 k if k == U64Key::OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_VERSIONS as u32 => {
                     Some(Setting::MaxVersions(if v == 0 { DEFAULT_MAX_VERSIONS } else { v }))
+                }
+                k if k == U64Key::OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_BYTES as u32 => {
+                    Some(Setting::MaxUnsealedBytes(if v == 0 { default_max_unsealed_bytes() } else { v }))
                 }
                 _ => return Err(Error::invalid_argument(format!("{name}: unknown uint64 config key"))),
             };

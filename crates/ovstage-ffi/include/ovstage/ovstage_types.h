@@ -100,6 +100,12 @@ typedef enum ovstage_config_uint64_t {
      * the oldest are merged (0 or absent: 64).
      */
     OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_VERSIONS = 258,
+    /**
+     * This library's extension: bytes of unsealed versions kept per
+     * column before the oldest are merged; at least 4 versions are kept
+     * whatever their size (0 or absent: 8 MiB).
+     */
+    OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_BYTES = 259,
 } ovstage_config_uint64_t;
 
 /**

@@ -131,3 +131,36 @@ fn log_messages_reach_the_callback_through_the_filter() {
     assert_eq!(ovstage_flush_log(INFINITE).0, OK);
     assert_eq!(LOGGED.lock().unwrap().len(), before);
 }
+
+#[test]
+fn the_unsealed_byte_budget_is_a_process_setting() {
+    let _g = exclusive();
+    let snapshot = |n| ovstage_ordinal_range_t { start_ordinal: 0, end_ordinal: n, has_start_ordinal: CBool::FALSE };
+    // Eight one-value ticks written ahead of the floor, then sealed at once.
+    let ahead = |i: &Inst| {
+        let q = i.query(&["/A"]);
+        for t in 1..=8u64 {
+            i.done(i.write_f32(q, "v", t, &[t as f32], 1));
+        }
+        i.seal(8);
+        q
+    };
+    // A budget of one byte: the column keeps only the 4 versions it always
+    // keeps, so tick 2 was merged away.
+    assert_eq!(init(&[entry_u64(259, 1)]), OK, "{}", last_error());
+    {
+        let i = Inst::new();
+        let q = ahead(&i);
+        let (status, message) = i.read_f32(q, &["v"], snapshot(2)).unwrap_err();
+        assert_eq!(status, 13, "OUT_OF_RANGE: {message}");
+        assert_eq!(i.read_f32(q, &["v"], snapshot(8)).unwrap()[0].rows, vec![vec![8.0]]);
+    }
+    // A different budget while the first is active is refused, naming the key.
+    assert_eq!(init(&[entry_u64(259, 2)]), INVALID_ARGUMENT);
+    assert!(last_error().contains("OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_BYTES 2 conflicts"), "{}", last_error());
+    assert_eq!(ovstage_shutdown().0, OK);
+    // The default budget keeps every tick.
+    let i = Inst::new();
+    let q = ahead(&i);
+    assert_eq!(i.read_f32(q, &["v"], snapshot(2)).unwrap()[0].rows, vec![vec![2.0]]);
+}
