@@ -179,7 +179,13 @@ impl Shared {
 
     /// A ready node in `root`'s dependency chain (or `root` itself).
     fn find_ready(&self, root: &Arc<Node>) -> Option<Arc<Node>> {
-        let mut stack: Vec<Arc<Node>> = vec![root.clone()];
+        // The common cases (the op is queued, running or done) need no walk.
+        match root.load_state() {
+            state::READY => return Some(root.clone()),
+            state::WAITING => {}
+            _ => return None,
+        }
+        let mut stack: SmallVec<[Arc<Node>; 8]> = smallvec::smallvec![root.clone()];
         let mut seen: HashSet<OpId> = HashSet::new();
         while let Some(node) = stack.pop() {
             if seen.len() >= CHAIN_SEARCH_LIMIT {

@@ -102,7 +102,16 @@ impl ElementPlan {
         match self {
             ElementPlan::Identity { count } => *count as usize,
             ElementPlan::Gather { sources } => sources.len(),
-            ElementPlan::Masked { .. } => self.selected().map(|_| 1).sum(),
+            ElementPlan::Masked { count, bits } => {
+                // Set bits below `count`, a word at a time.
+                let (full, rest) = (*count as usize / 64, *count % 64);
+                let whole: u32 = bits.iter().take(full).map(|w| w.count_ones()).sum();
+                let partial = match bits.get(full) {
+                    Some(w) if rest > 0 => (w & ((1u64 << rest) - 1)).count_ones(),
+                    _ => 0,
+                };
+                (whole + partial) as usize
+            }
         }
     }
 

@@ -60,7 +60,11 @@ impl<'a> Targets<'a> {
     }
 
     fn subset(prims: Vec<PrimPath>) -> Targets<'a> {
+        // Sized once for the highest bit rather than grown insert by insert.
         let mut bits = RowSet::new();
+        if let Some(max) = prims.iter().map(|p| prim_bit(*p)).max() {
+            bits.insert(max);
+        }
         prims.iter().for_each(|p| bits.insert(prim_bit(*p)));
         Targets { prims: Some(prims.into()), bits: Some(Cow::Owned(bits)) }
     }
@@ -86,7 +90,11 @@ impl PreparedWrite {
         let prims = q.prims();
         match self.plan {
             ElementPlan::Identity { count } if count as usize == prims.len() => Targets::whole(q),
-            _ => Targets::subset(self.plan.selected().map(|(i, _)| prims[i]).collect()),
+            _ => {
+                let mut list = Vec::with_capacity(self.plan.selected_count());
+                list.extend(self.plan.selected().map(|(i, _)| prims[i]));
+                Targets::subset(list)
+            }
         }
     }
 
