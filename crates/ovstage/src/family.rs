@@ -82,9 +82,12 @@ impl UnsealedLog {
 
     /// Forgets everything at or below `floor` (sealed).
     pub(crate) fn prune(&mut self, floor: u64) {
-        self.by_ordinal = self.by_ordinal.split_off(&floor.saturating_add(1));
-        if floor == u64::MAX {
-            self.by_ordinal.clear();
+        // Entry by entry from the front: no new tree per floor advance.
+        while let Some(first) = self.by_ordinal.first_entry() {
+            if *first.key() > floor {
+                break;
+            }
+            first.remove();
         }
     }
 

@@ -23,6 +23,10 @@ use crate::store::rows::Rows;
 use crate::transport::{self, ElementPlan, Transport, check_semantic};
 
 /// One entry of a write op: validated, or waiting for its query's prims.
+/// One value per entry of a write op: almost always one attribute, so kept
+/// inline (a write op allocates no per-entry vectors).
+type PerEntry<T> = SmallVec<[T; 1]>;
+
 pub(crate) enum Entry {
     Ready(PreparedWrite),
     Deferred { family: Arc<Family>, reserved: Option<Reserved>, data: WriteData },
@@ -139,7 +143,7 @@ impl Stage {
         mode: PrimMode,
     ) -> Result<OpId> {
         let entry = AttributeWrite { attribute: attribute.into(), data };
-        self.inner.enqueue_write(query, vec![entry], ordinal.into().get(), mode, "write_attribute")
+        self.inner.enqueue_write(query, std::iter::once(entry), ordinal.into().get(), mode, "write_attribute")
     }
 
     /// Enqueues one op writing several attributes at `ordinal`. The whole
@@ -153,7 +157,7 @@ impl Stage {
         ordinal: impl Into<Ordinal>,
         mode: PrimMode,
     ) -> Result<OpId> {
-        self.inner.enqueue_write(query, writes, ordinal.into().get(), mode, "write_attributes")
+        self.inner.enqueue_write(query, writes.into_iter(), ordinal.into().get(), mode, "write_attributes")
     }
 }
 
@@ -256,19 +260,19 @@ impl StageInner {
         }
     }
 
-    fn enqueue_write(
+    fn enqueue_write<'w>(
         self: &Arc<Self>,
         query: QueryHandle,
-        writes: Vec<AttributeWrite<'_>>,
+        writes: impl ExactSizeIterator<Item = AttributeWrite<'w>>,
         ordinal: u64,
         mode: PrimMode,
         call: &'static str,
     ) -> Result<OpId> {
         let q = self.query(query, call)?;
-        if writes.is_empty() {
+        if writes.len() == 0 {
             return Err(Error::invalid_argument(format!("{call}: no attributes to write")).with_ordinal(ordinal));
         }
-        let mut entries: Vec<Entry> = Vec::with_capacity(writes.len());
+        let mut entries: PerEntry<Entry> = PerEntry::with_capacity(writes.len());
         for w in writes {
             let token = self.attr_token(w.attribute, call)?;
             let family = self.family(token)?;
@@ -301,17 +305,17 @@ impl StageInner {
             PrimMode::Insert => Order::Barrier { ordinal, cells },
         };
         let spec = OpSpec::new(order).using(q.key);
-        let families: Vec<Arc<Family>> = entries.iter().map(|e| e.family().clone()).collect();
-        let targets: Vec<Targets<'_>> = entries
+        let families: PerEntry<Arc<Family>> = entries.iter().map(|e| e.family().clone()).collect();
+        let targets: PerEntry<Targets<'_>> = entries
             .iter()
             .map(|e| match e {
                 Entry::Ready(p) => p.targets(&q),
                 Entry::Deferred { .. } => Targets { prims: None, bits: None },
             })
             .collect();
-        let admitted: Vec<(&Arc<Family>, &Targets<'_>)> = families.iter().zip(&targets).collect();
+        let admitted: PerEntry<(&Arc<Family>, &Targets<'_>)> = families.iter().zip(&targets).collect();
         // The job reuses the target lists admission computed.
-        let lists: Vec<Option<Arc<[PrimPath]>>> = targets.iter().map(|t| t.prims.clone()).collect();
+        let lists: PerEntry<Option<Arc<[PrimPath]>>> = targets.iter().map(|t| t.prims.clone()).collect();
         let (owner, job_q, families_done) = (self.clone(), q.clone(), families.clone());
         let job: Job = Box::new(move || {
             let result = owner.apply_writes(&job_q, entries, lists, ordinal, mode, call);
@@ -401,15 +405,15 @@ impl StageInner {
     fn apply_writes(
         &self,
         q: &QueryState,
-        entries: Vec<Entry>,
-        lists: Vec<Option<Arc<[PrimPath]>>>,
+        entries: PerEntry<Entry>,
+        lists: PerEntry<Option<Arc<[PrimPath]>>>,
         ordinal: u64,
         mode: PrimMode,
         call: &'static str,
     ) -> std::result::Result<(), Failure> {
         q.at_execution()?;
-        let mut prepared = Vec::with_capacity(entries.len());
-        let mut targets_per_entry: Vec<Targets<'_>> = Vec::with_capacity(entries.len());
+        let mut prepared: PerEntry<PreparedWrite> = PerEntry::with_capacity(entries.len());
+        let mut targets_per_entry: PerEntry<Targets<'_>> = PerEntry::with_capacity(entries.len());
         for (e, list) in entries.into_iter().zip(lists) {
             let p = match e {
                 Entry::Ready(p) => p,
@@ -426,13 +430,13 @@ impl StageInner {
             prepared.push(p);
         }
         let entries = &prepared[..];
-        let mut columns: Vec<Arc<Column>> = Vec::with_capacity(entries.len());
+        let mut columns: PerEntry<Arc<Column>> = PerEntry::with_capacity(entries.len());
         for (e, targets) in entries.iter().zip(&targets_per_entry) {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
             self.check_schema(&e.family, e.storage, e.semantic, targets.list(), &ctx)?;
             columns.push(e.family.column_for(e.storage, self.config.column_limits()));
         }
-        let named: Vec<(&str, &Targets<'_>)> =
+        let named: PerEntry<(&str, &Targets<'_>)> =
             entries.iter().zip(&targets_per_entry).map(|(e, t)| (&*e.family.name_text, t)).collect();
         self.create_prims(q, &named, ordinal, mode, call)?;
         for ((e, targets), column) in entries.iter().zip(&targets_per_entry).zip(&columns) {

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ovstage_types::{AdmissionPolicy, PrimPath, Semantic};
+use smallvec::SmallVec;
 
 use super::buf::{Buf, BufPool};
 use super::liveness::Liveness;
@@ -138,6 +139,9 @@ impl Part {
     }
 }
 
+/// The parts of a version: usually one write, kept inline.
+type Parts = SmallVec<[Part; 1]>;
+
 #[derive(Debug)]
 pub(crate) struct Version {
     pub(crate) ordinal: u64,
@@ -145,7 +149,7 @@ pub(crate) struct Version {
     /// older versions were merged into it (see [`ColumnGuard::publish`]);
     /// snapshots strictly inside `[from, ordinal)` are not exact.
     from: u64,
-    parts: Vec<Part>,
+    parts: Parts,
     /// Sum of the parts' [`Part::bytes`].
     bytes: usize,
     /// Rows whose last change at this ordinal is a write.
@@ -161,7 +165,7 @@ impl Version {
         Version {
             ordinal,
             from: ordinal,
-            parts: Vec::new(),
+            parts: Parts::new(),
             bytes: 0,
             written: RowSet::new(),
             deleted: RowSet::new(),
@@ -805,7 +809,7 @@ impl ColumnGuard<'_> {
 /// write covering every row is dropped, and when the rest holds more rows
 /// than the column, it is rebuilt as one delete and one write part with the
 /// last change of each row. Buffers of dropped parts go back to the pool.
-fn compact(mut parts: Vec<Part>, nrows: u32, row_bytes: usize, pool: &BufPool) -> Vec<Part> {
+fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, pool: &BufPool) -> Parts {
     if let Some(k) = parts
         .iter()
         .rposition(|p| matches!(p, Part::Write { rows, .. } | Part::WriteArray { rows, .. } if rows.covers_all(nrows)))
@@ -851,7 +855,7 @@ fn compact(mut parts: Vec<Part>, nrows: u32, row_bytes: usize, pool: &BufPool) -
         buf.bytes_mut()[offsets[k] as usize..offsets[k + 1] as usize].copy_from_slice(source(*r));
     }
     parts.into_iter().for_each(|p| recycle_part(pool, p));
-    let mut out = Vec::new();
+    let mut out = Parts::new();
     if !deleted.is_empty() {
         out.push(Part::Delete { rows: Rows::from_vec(deleted) });
     }
