@@ -33,23 +33,17 @@ pub(crate) struct Settings {
     max_unsealed_bytes: u64,
 }
 
-const DEFAULT_HISTORY_DEPTH: u64 = 4;
-const DEFAULT_MAX_VERSIONS: u64 = 64;
-
-/// The stage's default byte budget of unsealed versions per column.
-fn default_max_unsealed_bytes() -> u64 {
-    StageConfig::default().max_unsealed_bytes as u64
-}
-
 impl Default for Settings {
+    /// The stage's own defaults (the one place they are defined).
     fn default() -> Self {
+        let stage = StageConfig::default();
         Settings {
-            admission: AdmissionPolicy::NonDecreasing,
+            admission: stage.admission,
             hierarchy_model: Model::OVSTAGE_HIERARCHY_COMPUTATION_MODEL_CPU_INCREMENTAL as u64,
             lanes: 0,
-            history_depth: DEFAULT_HISTORY_DEPTH,
-            max_versions: DEFAULT_MAX_VERSIONS,
-            max_unsealed_bytes: default_max_unsealed_bytes(),
+            history_depth: stage.history_depth as u64,
+            max_versions: stage.max_versions as u64,
+            max_unsealed_bytes: stage.max_unsealed_bytes as u64,
         }
     }
 }
@@ -274,13 +268,13 @@ unsafe fn parse(entry: &ovstage_config_entry_t) -> Result<Parsed> {
                     Some(Setting::Lanes(v))
                 }
                 k if k == U64Key::OVSTAGE_CONFIG_RUNTIME_HISTORY_DEPTH as u32 => {
-                    Some(Setting::HistoryDepth(if v == 0 { DEFAULT_HISTORY_DEPTH } else { v }))
+                    Some(Setting::HistoryDepth(if v == 0 { Settings::default().history_depth } else { v }))
                 }
                 k if k == U64Key::OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_VERSIONS as u32 => {
-                    Some(Setting::MaxVersions(if v == 0 { DEFAULT_MAX_VERSIONS } else { v }))
+                    Some(Setting::MaxVersions(if v == 0 { Settings::default().max_versions } else { v }))
                 }
                 k if k == U64Key::OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_BYTES as u32 => {
-                    Some(Setting::MaxUnsealedBytes(if v == 0 { default_max_unsealed_bytes() } else { v }))
+                    Some(Setting::MaxUnsealedBytes(if v == 0 { Settings::default().max_unsealed_bytes } else { v }))
                 }
                 _ => return Err(Error::invalid_argument(format!("{name}: unknown uint64 config key"))),
             };

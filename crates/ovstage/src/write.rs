@@ -88,26 +88,33 @@ impl<'a> Targets<'a> {
 }
 
 impl PreparedWrite {
+    /// Whether this entry writes every prim of a query of `n` prims.
+    fn writes_all(&self, n: usize) -> bool {
+        matches!(self.plan, ElementPlan::Identity { count } if count as usize == n)
+    }
+
+    /// The prims this entry writes, in element order, out of the query's
+    /// `prims`.
+    fn selected_prims(&self, prims: &[PrimPath]) -> Vec<PrimPath> {
+        let mut list = Vec::with_capacity(self.plan.selected_count());
+        list.extend(self.plan.selected().map(|(i, _)| prims[i]));
+        list
+    }
+
     /// The prims this entry writes (the query's own list when it writes
     /// them all).
     fn targets<'q>(&self, q: &'q QueryState) -> Targets<'q> {
         let prims = q.prims();
-        match self.plan {
-            ElementPlan::Identity { count } if count as usize == prims.len() => Targets::whole(q),
-            _ => {
-                let mut list = Vec::with_capacity(self.plan.selected_count());
-                list.extend(self.plan.selected().map(|(i, _)| prims[i]));
-                Targets::subset(list)
-            }
-        }
+        if self.writes_all(prims.len()) { Targets::whole(q) } else { Targets::subset(self.selected_prims(prims)) }
     }
 
     /// The prims this entry writes, without the bitset admission needs.
     fn target_list(&self, q: &QueryState) -> Option<Arc<[PrimPath]>> {
         let prims = q.prims();
-        match self.plan {
-            ElementPlan::Identity { count } if count as usize == prims.len() => q.ready().map(|r| r.prims.clone()),
-            _ => Some(self.plan.selected().map(|(i, _)| prims[i]).collect()),
+        if self.writes_all(prims.len()) {
+            q.ready().map(|r| r.prims.clone())
+        } else {
+            Some(self.selected_prims(prims).into())
         }
     }
 }
