@@ -275,6 +275,26 @@ impl StageInner {
                 format!("element_sizes has {} entries but the query has {} prims", sizes.len(), r.prims.len()),
             ));
         }
+        if let Some(sizes) = element_sizes {
+            // The element size is known when the dtype is given or the
+            // attribute has one array storage; at least 1 byte otherwise.
+            // Setup checks again with the storage it decides.
+            let element = match desc.dtype {
+                Some(dtype) => Storage { dtype, kind }.row_bytes(),
+                None => match existing_storage(&family, kind) {
+                    Ok(storage) => storage.row_bytes(),
+                    Err(_) => 1,
+                },
+            };
+            if let Err(e) = array_layout(sizes, element) {
+                let prim = e.entry.and_then(|i| q.ready().and_then(|r| r.prims.get(i).copied()));
+                let err = ctx.err(Status::InvalidArgument, e.message);
+                return Err(match prim {
+                    Some(p) => err.with_prim(self.describe(p)),
+                    None => err,
+                });
+            }
+        }
         let sizes: Option<Vec<u64>> = element_sizes.map(<[u64]>::to_vec);
         let key = self.next_handle_key();
         let state = Arc::new(MapState {
@@ -322,23 +342,7 @@ impl StageInner {
         let ctx = Ctx { call: CALL, attribute: &family.name_text, ordinal: state.ordinal };
         let storage = match dtype {
             Some(dtype) => Storage { dtype, kind },
-            None => {
-                let mut found: Vec<Storage> =
-                    family.columns().iter().map(|c| c.storage).filter(|s| s.kind == kind).collect();
-                found.dedup();
-                match found[..] {
-                    [one] => one,
-                    [] => {
-                        return Err(ctx.err(
-                            Status::InvalidArgument,
-                            "the attribute does not exist yet: a dtype is required to create it",
-                        ));
-                    }
-                    _ => {
-                        return Err(ctx.err(Status::InvalidArgument, "the attribute has several schemas: give a dtype"));
-                    }
-                }
-            }
+            None => existing_storage(family, kind).map_err(|m| ctx.err(Status::InvalidArgument, m))?,
         };
         let semantic = match reserved {
             Some(r) => metadata::check_write(r, CALL, storage, semantic)?,
@@ -369,21 +373,26 @@ impl StageInner {
         };
         let element = storage.row_bytes();
         let (len, offsets) = match sizes {
-            None => (prims.len() * element, None),
+            None => (prims.len().checked_mul(element).ok_or_else(|| too_large(&ctx))?, None),
             Some(sizes) => {
-                let mut offsets = Vec::with_capacity(sizes.len() + 1);
-                offsets.push(0u64);
-                for n in sizes {
-                    offsets.push(offsets.last().copied().unwrap_or(0) + n * element as u64);
-                }
+                let offsets = array_layout(sizes, element).map_err(|e| {
+                    let err = ctx.err(Status::InvalidArgument, e.message);
+                    match e.entry.and_then(|i| prims.get(i)) {
+                        Some(p) => err.with_prim(self.describe(*p)),
+                        None => err,
+                    }
+                })?;
                 (offsets.last().copied().unwrap_or(0) as usize, Some(offsets.into()))
             }
         };
         let column = family.column_for(storage, self.config.column_limits());
         let generation = column.lock().layout_generation();
+        // The group's size is the client's choice: a failed allocation fails
+        // the session, not the process.
+        let buf = column.pool.try_take(len).map_err(|e| ctx.err(Status::OutOfMemory, e))?;
         let group = MapGroup {
             session: state.id,
-            buf: column.pool.take(len),
+            buf,
             offsets,
             schema,
             prims: PrimGroup { list: resolved.list, offset: 0, count: prims.len() as u32, index_map: None },
@@ -489,4 +498,55 @@ impl StageInner {
         guard.publish(ordinal, part, self.merge_bound(family));
         Ok(())
     }
+}
+
+/// The one storage of `kind` the family's columns have, or why there is
+/// none to adopt.
+fn existing_storage(family: &Family, kind: ValueKind) -> std::result::Result<Storage, &'static str> {
+    let mut found: Vec<Storage> = family.columns().iter().map(|c| c.storage).filter(|s| s.kind == kind).collect();
+    found.dedup();
+    match found[..] {
+        [one] => Ok(one),
+        [] => Err("the attribute does not exist yet: a dtype is required to create it"),
+        _ => Err("the attribute has several schemas: give a dtype"),
+    }
+}
+
+/// Why an array session's layout was refused.
+struct LayoutError {
+    /// The `element_sizes` entry (= prim of the query) where it overflows.
+    entry: Option<usize>,
+    message: String,
+}
+
+/// Byte offsets of an array session's prims (one more than `sizes`), with
+/// every product and sum checked: a layout whose size no allocation can
+/// have is refused, naming the entry where it overflows.
+fn array_layout(sizes: &[u64], element: usize) -> std::result::Result<Vec<u64>, LayoutError> {
+    let mut offsets = Vec::new();
+    offsets.try_reserve_exact(sizes.len() + 1).map_err(|_| LayoutError {
+        entry: None,
+        message: format!("element_sizes has too many entries ({})", sizes.len()),
+    })?;
+    offsets.push(0u64);
+    let mut end = 0u64;
+    for (i, n) in sizes.iter().enumerate() {
+        end = n
+            .checked_mul(element as u64)
+            .and_then(|bytes| end.checked_add(bytes))
+            .filter(|end| *end <= isize::MAX as u64)
+            .ok_or_else(|| LayoutError {
+                entry: Some(i),
+                message: format!(
+                    "element_sizes[{i}] = {n}: the session's elements of {element} bytes would exceed the {} bytes one buffer can address",
+                    isize::MAX
+                ),
+            })?;
+        offsets.push(end);
+    }
+    Ok(offsets)
+}
+
+fn too_large(ctx: &Ctx<'_>) -> Error {
+    ctx.err(Status::InvalidArgument, "the session's size exceeds what one buffer can address")
 }

@@ -16,7 +16,7 @@ use crate::metadata::{self, Reserved};
 use crate::query::QueryState;
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
-use crate::store::buf::Buf;
+use crate::store::buf::{AllocFailed, Buf};
 use crate::store::column::{Column, MergeBound, Part, RowMap};
 use crate::store::rows::RowSet;
 use crate::store::rows::Rows;
@@ -506,7 +506,7 @@ impl StageInner {
         ordinal: u64,
         ctx: &Ctx<'_>,
     ) -> Result<()> {
-        let (data, offsets) = gather(&e.transport, &e.plan, column);
+        let (data, offsets) = gather(&e.transport, &e.plan, column).map_err(|e| ctx.err(Status::OutOfMemory, e))?;
         let whole_query = matches!(e.plan, ElementPlan::Identity { count } if count as usize == q.prims().len());
         let mut guard = column.lock();
         let rows = match whole_query.then(|| q.row_map(column, &guard)) {
@@ -531,15 +531,21 @@ impl StageInner {
 /// The selected rows of a payload in element order, in a buffer from the
 /// column's pool: one memcpy for a contiguous fixed payload, one copy per
 /// selected row otherwise; array rows come with their byte offsets.
-fn gather(transport: &Transport, plan: &ElementPlan, column: &Column) -> (Buf, Option<Arc<[u64]>>) {
+fn gather(
+    transport: &Transport,
+    plan: &ElementPlan,
+    column: &Column,
+) -> std::result::Result<(Buf, Option<Arc<[u64]>>), AllocFailed> {
     if transport.kind() == ValueKind::Fixed {
         let row_bytes = column.row_bytes;
-        if let (ElementPlan::Identity { count }, Some(src)) = (plan, transport.leading(plan_len(plan))) {
-            let mut buf = column.pool.take(*count as usize * row_bytes);
+        if let (ElementPlan::Identity { .. }, Some(src)) = (plan, transport.leading(plan_len(plan))) {
+            // `src` is the payload's own memory: its length is addressable.
+            let mut buf = column.pool.try_take(src.len())?;
             buf.bytes_mut().copy_from_slice(src);
-            return (buf, None);
+            return Ok((buf, None));
         }
-        let mut buf = column.pool.take(plan.selected_count() * row_bytes);
+        let bytes = plan.selected_count().checked_mul(row_bytes).ok_or(AllocFailed { bytes: usize::MAX })?;
+        let mut buf = column.pool.try_take(bytes)?;
         match transport.uniform() {
             Some(src) => copy_rows(buf.bytes_mut(), src, row_bytes, plan.selected().map(|(_, r)| r as usize)),
             None => {
@@ -548,21 +554,24 @@ fn gather(transport: &Transport, plan: &ElementPlan, column: &Column) -> (Buf, O
                 }
             }
         }
-        return (buf, None);
+        return Ok((buf, None));
     }
-    let mut offsets = Vec::with_capacity(plan.selected_count() + 1);
+    let mut offsets = Vec::new();
+    offsets.try_reserve_exact(plan.selected_count() + 1).map_err(|_| AllocFailed { bytes: usize::MAX })?;
     let mut end = 0u64;
     offsets.push(end);
     for (_, r) in plan.selected() {
+        // Rows are the payload's own memory (or gathered copies of it), so
+        // their sum is addressable.
         end += transport.row(r).len() as u64;
         offsets.push(end);
     }
-    let mut buf = column.pool.take(end as usize);
+    let mut buf = column.pool.try_take(end as usize)?;
     let dst = buf.bytes_mut();
     for (k, (_, r)) in plan.selected().enumerate() {
         dst[offsets[k] as usize..offsets[k + 1] as usize].copy_from_slice(transport.row(r));
     }
-    (buf, Some(offsets.into()))
+    Ok((buf, Some(offsets.into())))
 }
 
 /// Copies rows `rows` of `width` bytes from `src` into `dst`, back to back.

@@ -1,8 +1,25 @@
 //! Storage buffers: 8-byte aligned bytes (aligned for every DLPack scalar
 //! up to 64 bits), and a per-column pool of freed buffers so steady-state
 //! write loops do not go back to the allocator.
+//!
+//! Buffers whose size a client chose (a write's payload, a map session's
+//! group) are allocated with [`BufPool::try_take`]: a failed allocation is
+//! an `OUT_OF_MEMORY` error of the op, never an abort of the process.
 
 use std::sync::Mutex;
+
+/// A buffer of the requested size could not be allocated.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AllocFailed {
+    /// The bytes requested.
+    pub(crate) bytes: usize,
+}
+
+impl std::fmt::Display for AllocFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "could not allocate {} bytes", self.bytes)
+    }
+}
 
 /// An immutable-once-published byte buffer.
 #[derive(Debug, Default)]
@@ -16,6 +33,14 @@ impl Buf {
     /// from the OS already zeroed, so this costs no pass over the memory.
     pub(crate) fn zeroed(len: usize) -> Buf {
         Buf { words: vec![0; len.div_ceil(8)], len }
+    }
+
+    /// As [`Buf::zeroed`], but a failed allocation (or a size no allocation
+    /// can have) is an error instead of an abort.
+    pub(crate) fn try_zeroed(len: usize) -> Result<Buf, AllocFailed> {
+        let words =
+            bytemuck::allocation::try_zeroed_vec::<u64>(len.div_ceil(8)).map_err(|()| AllocFailed { bytes: len })?;
+        Ok(Buf { words, len })
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -74,16 +99,30 @@ impl BufPool {
     /// A buffer of `len` bytes whose contents are unspecified (the caller
     /// overwrites all of it). The most recently freed fitting buffer is
     /// preferred: it is the likeliest to be in cache.
+    ///
+    /// For sizes derived from what the store already holds; sizes a client
+    /// chose go through [`BufPool::try_take`].
     pub(crate) fn take(&self, len: usize) -> Buf {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(pos) = free.iter().rposition(|b| b.capacity() >= len && b.capacity() <= len.saturating_mul(2) + 64)
-        {
-            let mut buf = free.remove(pos);
-            buf.len = len;
-            return buf;
+        self.reuse(len).unwrap_or_else(|| Buf::zeroed(len))
+    }
+
+    /// As [`BufPool::take`], but a failed allocation is an error.
+    pub(crate) fn try_take(&self, len: usize) -> Result<Buf, AllocFailed> {
+        match self.reuse(len) {
+            Some(buf) => Ok(buf),
+            None => Buf::try_zeroed(len),
         }
-        drop(free);
-        Buf::zeroed(len)
+    }
+
+    /// A kept buffer that fits `len` bytes without wasting more than half.
+    fn reuse(&self, len: usize) -> Option<Buf> {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let pos = free
+            .iter()
+            .rposition(|b| b.capacity() >= len && b.capacity() <= len.saturating_mul(2).saturating_add(64))?;
+        let mut buf = free.remove(pos);
+        buf.len = len;
+        Some(buf)
     }
 
     /// Keeps `buf` for reuse when there is room; the oldest buffers make
@@ -118,6 +157,20 @@ mod tests {
         b.resize(8);
         assert_eq!(b.bytes(), &[1, 2, 3, 0, 0, 0, 0, 0]);
         assert_eq!(b.bytes().as_ptr() as usize % 8, 0);
+    }
+
+    #[test]
+    fn an_impossible_allocation_is_an_error_not_an_abort() {
+        let pool = BufPool::with_limit(1 << 20);
+        // More than any address space holds: the layout itself is refused.
+        assert_eq!(Buf::try_zeroed(usize::MAX).err(), Some(AllocFailed { bytes: usize::MAX }));
+        // Addressable but far beyond this machine (64 TiB): the allocator
+        // refuses it (on Linux, as an overcommit of more than RAM and swap).
+        let huge = 1usize << 46;
+        let err = pool.try_take(huge).expect_err("64 TiB");
+        assert_eq!(err.bytes, huge);
+        assert_eq!(err.to_string(), "could not allocate 70368744177664 bytes");
+        assert_eq!(pool.try_take(24).expect("small").len(), 24);
     }
 
     #[test]

@@ -1,0 +1,61 @@
+//! Sizes chosen by a client: checked arithmetic refuses what no buffer can
+//! hold at enqueue (`INVALID_ARGUMENT`, naming the attribute, prim and
+//! ordinal), and an allocation that fails when an op runs fails that op
+//! with `OUT_OF_MEMORY` instead of aborting the process.
+
+mod common;
+
+use common::*;
+use ovstage::{DType, MapDesc, OrdinalRange, Status, Timeout};
+
+#[test]
+fn map_element_sizes_that_overflow_are_rejected_at_enqueue() {
+    let s = stage(2);
+    let q = query(&s, &["/A", "/B"]);
+    // 2^62 four-byte elements wrap to 0 in u64; SIZE_MAX / 2 of them
+    // overflow the product; 2^61 of them fit in u64 but not in one buffer
+    // (isize::MAX bytes at most).
+    for (dtype, sizes) in [
+        (DType::F32, [1u64 << 62, 1]),
+        (DType::F32, [u64::MAX / 2, 4]),
+        (DType::F32, [4, 1 << 61]),
+        (DType::U8, [4, u64::MAX]),
+    ] {
+        let e = s.map_attribute(q, MapDesc::new("a", dtype), 3u64, Some(&sizes)).expect_err("refused at enqueue");
+        assert_eq!(e.status(), Status::InvalidArgument, "{e}");
+        let entry = if sizes[0] > 4 { 0 } else { 1 };
+        assert!(e.message().contains(&format!("element_sizes[{entry}]")), "{e}");
+        assert_eq!(e.context().attribute.as_deref(), Some("a"));
+        assert_eq!(e.context().prim.as_deref(), Some(["/A", "/B"][entry]));
+        assert_eq!(e.context().ordinal.map(|o| o.get()), Some(3));
+    }
+    // Without a dtype the existing storage's element size is used.
+    let map = s.map_attribute(q, MapDesc::new("b", DType::F64), 1u64, Some(&[1, 1])).unwrap();
+    wait(&s, s.unmap_attribute(map.handle, []).unwrap());
+    let e = s.map_attribute(q, MapDesc::existing("b"), 2u64, Some(&[1u64 << 60, 1])).expect_err("8-byte elements");
+    assert_eq!(e.status(), Status::InvalidArgument, "{e}");
+}
+
+#[test]
+fn a_map_session_too_large_to_allocate_fails_its_op_with_out_of_memory() {
+    let s = stage(2);
+    let q = query(&s, &["/A", "/B"]);
+    // 4 TiB: addressable, but no machine running this test has it.
+    let map = s.map_attribute(q, MapDesc::new("a", DType::F32), 1u64, Some(&[1u64 << 40, 4])).unwrap();
+    let e = s.fetch_map_next(map.handle, Timeout::INFINITE).expect_err("setup failed");
+    assert_eq!(e.status(), Status::OutOfMemory, "{e}");
+    assert!(e.message().contains("could not allocate 4398046511120 bytes"), "{e}");
+    assert_eq!(e.context().attribute.as_deref(), Some("a"));
+    assert_eq!(s.wait_ok(map.op, LONG).expect_err("the op failed").status(), Status::OutOfMemory);
+    // The stage goes on: the session ends, nothing was published, and a
+    // session of a sensible size works.
+    let end = s.unmap_attribute(map.handle, []).unwrap();
+    assert!(s.wait_ok(end, LONG).is_err(), "ending a failed session reports its failure");
+    let map = s.map_attribute(q, MapDesc::new("a", DType::F32), 2u64, Some(&[1, 2])).unwrap();
+    let mut g = s.fetch_map_next(map.handle, Timeout::INFINITE).unwrap().unwrap();
+    g.values_mut::<f32>(1).unwrap().copy_from_slice(&[5., 6.]);
+    wait(&s, s.unmap_attribute(map.handle, [g]).unwrap());
+    wait(&s, seal(&s, 2));
+    let groups = read_groups(&s, q, "a", OrdinalRange::LATEST).unwrap();
+    assert_eq!(groups[0].data().unwrap().tensor(1).values::<f32>().unwrap(), &[5., 6.]);
+}
