@@ -528,14 +528,14 @@ impl StageInner {
     }
 }
 
+/// A write's bytes in a buffer of the column's, with array rows' byte
+/// offsets.
+type Gathered = (Buf, Option<Arc<[u64]>>);
+
 /// The selected rows of a payload in element order, in a buffer from the
 /// column's pool: one memcpy for a contiguous fixed payload, one copy per
 /// selected row otherwise; array rows come with their byte offsets.
-fn gather(
-    transport: &Transport,
-    plan: &ElementPlan,
-    column: &Column,
-) -> std::result::Result<(Buf, Option<Arc<[u64]>>), AllocFailed> {
+fn gather(transport: &Transport, plan: &ElementPlan, column: &Column) -> std::result::Result<Gathered, AllocFailed> {
     if transport.kind() == ValueKind::Fixed {
         let row_bytes = column.row_bytes;
         if let (ElementPlan::Identity { .. }, Some(src)) = (plan, transport.leading(plan_len(plan))) {
