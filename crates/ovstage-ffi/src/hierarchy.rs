@@ -76,7 +76,7 @@ pub(crate) unsafe fn fetch(
                 let held = HeldHierarchy::new(&result, |p| {
                     paths.path_text(p).map_or_else(|_| String::new(), |t| t.to_string())
                 });
-                let view = c.results.hierarchies.insert(held, |id, h| ovstage_hierarchy_result_t {
+                let view = c.results.hierarchies.insert_view(held, |id, h| ovstage_hierarchy_result_t {
                     hierarchy_result_id: id,
                     ordinal: h.ordinal,
                     items: if h.items.is_empty() { std::ptr::null() } else { h.items.as_ptr() },

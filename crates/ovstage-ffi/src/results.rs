@@ -8,9 +8,8 @@ use std::ffi::CString;
 use std::sync::{Mutex, MutexGuard, RwLock};
 
 use ovstage_types::{DType, Error, MapHandle, Result};
-use slotmap::{DefaultKey, Key, KeyData, SlotMap};
 use smallvec::SmallVec;
-use stage::{HierarchyResult, MapGroup, QueryResult, ReadGroup};
+use stage::{HandleTable, HierarchyResult, MapGroup, QueryResult, ReadGroup};
 
 use crate::abi::api_types::{ovstage_data_t, ovstage_prim_group_t};
 use crate::abi::dlpack::{DLDataType, DLDevice, DLDeviceType, DLTensor};
@@ -21,32 +20,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Values C holds by id (ids are never 0 and never repeat for a live
-/// registry slot).
-pub(crate) struct Registry<T> {
-    slots: Mutex<SlotMap<DefaultKey, T>>,
-}
-
-impl<T> Default for Registry<T> {
-    fn default() -> Self {
-        Registry { slots: Mutex::new(SlotMap::new()) }
-    }
-}
-
-impl<T> Registry<T> {
-    /// Keeps `value`; returns its id and what `view` makes of it.
-    pub(crate) fn insert<V>(&self, value: T, view: impl FnOnce(u64, &T) -> V) -> V {
-        let mut slots = lock(&self.slots);
-        let key = slots.insert(value);
-        let id = key.data().as_ffi();
-        view(id, &slots[key])
-    }
-
-    /// Removes and returns the value with `id`.
-    pub(crate) fn remove(&self, id: u64) -> Option<T> {
-        lock(&self.slots).remove(KeyData::from_ffi(id).into())
-    }
-}
+/// Values C holds by id: ids are never 0, and are salted per registry (so
+/// per instance and per kind of result), so an id from another instance, of
+/// another kind or already released is unknown here, never another live
+/// entry.
+pub(crate) type Registry<T> = HandleTable<T>;
 
 /// The host device.
 const CPU: DLDevice = DLDevice { device_type: DLDeviceType(1), device_id: 0 };

@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use ovstage_types::{AttributeMode, DType, DTypeCode, Error, Result, Semantic};
+use ovstage_types::{AttributeMode, DType, DTypeCode, Error, Result, Semantic, Status};
 use stage::{ArrayRows, HostBytes, HostRows, Selection, Tensor, WriteData};
 
 use crate::abi::api_types::ovstage_write_data_t;
@@ -144,6 +144,30 @@ impl Checked {
     fn shape(&self) -> &[u64] {
         &self.dims[..self.ndim]
     }
+
+    /// Keeps only the first `rows` rows (the leading dimension), for a
+    /// strided payload of which no later row can be used.
+    fn truncate_rows(&mut self, rows: u64) {
+        if self.ndim > 0 && rows < self.dims[0] {
+            let element = self.dtype.element_bytes().expect("checked");
+            self.bytes = (self.dims[1..self.ndim].iter().product::<u64>() * rows) as usize * element;
+            self.dims[0] = rows;
+        }
+    }
+}
+
+/// How many leading rows of a strided payload a write can use, so that a
+/// broadcast (zero-stride) tensor is never expanded past them.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum RowBound {
+    /// Unknown (the query is not resolved yet, or an array payload).
+    Any,
+    /// A fixed-size payload without an index map: one row per addressed
+    /// prim, so more rows than the query's prims is an error.
+    Prims(u64),
+    /// A fixed-size payload with an index map: rows past its highest entry
+    /// are never read.
+    Used(u64),
 }
 
 /// Names an input tensor in messages (`{what}: {list}[{index}]`); formatted
@@ -218,6 +242,9 @@ unsafe fn check(t: &DLTensor, what: impl std::fmt::Display + Copy) -> Result<Che
             }
             expect = expect.saturating_mul(dims[i] as i64);
         }
+        if !compact {
+            check_extent(&dims[..ndim], strides, element, what)?;
+        }
         !compact
     };
     if t.data.is_null() && bytes > 0 {
@@ -227,24 +254,81 @@ unsafe fn check(t: &DLTensor, what: impl std::fmt::Display + Copy) -> Result<Che
     Ok(Checked { first, dtype, dims, ndim, strided, bytes })
 }
 
-/// Copies a strided tensor's elements into row-major order.
+/// Checks that the byte offsets a strided tensor's shape and strides
+/// address, relative to its first element, are representable: the lowest
+/// (every negative stride at its last index) and the highest (every
+/// positive one) fit in an `isize`. Every offset `gather` computes lies
+/// between them.
+fn check_extent(dims: &[u64], strides: &[i64], element: usize, what: impl std::fmt::Display) -> Result<()> {
+    let (mut low, mut high) = (0i64, 0i64);
+    for (d, s) in dims.iter().zip(strides) {
+        let reach = i64::try_from(d.saturating_sub(1)).ok().and_then(|last| last.checked_mul(*s));
+        let fits = match reach {
+            Some(r) if r < 0 => low.checked_add(r).map(|l| low = l).is_some(),
+            Some(r) => high.checked_add(r).map(|h| high = h).is_some(),
+            None => false,
+        };
+        if !fits {
+            return Err(Error::invalid_argument(format!(
+                "{what}: shape {dims:?} with strides {strides:?} addresses elements beyond the address space"
+            )));
+        }
+    }
+    let element = element as i64;
+    if low.checked_mul(element).and_then(|l| isize::try_from(l).ok()).is_none()
+        || high.checked_add(1).and_then(|h| h.checked_mul(element)).and_then(|h| isize::try_from(h).ok()).is_none()
+    {
+        return Err(Error::invalid_argument(format!(
+            "{what}: shape {dims:?} with strides {strides:?} addresses bytes beyond the address space"
+        )));
+    }
+    Ok(())
+}
+
+/// Copies a strided tensor's elements into row-major order, into a buffer
+/// allocated fallibly (its size is the client's choice).
 ///
 /// # Safety
 /// Every element the shape and strides address is readable; `strides`
-/// has `ndim` entries.
-unsafe fn gather(c: &Checked, strides: *const i64) -> Vec<u8> {
+/// has `ndim` entries and passed [`check_extent`].
+unsafe fn gather(c: &Checked, strides: *const i64, what: impl std::fmt::Display) -> Result<Vec<u8>> {
     // SAFETY: `ndim` entries, per the caller.
     let strides = unsafe { std::slice::from_raw_parts(strides, c.ndim) };
     let element = c.dtype.element_bytes().expect("checked");
-    let mut out = Vec::with_capacity(c.bytes);
+    let mut out = Vec::new();
+    out.try_reserve_exact(c.bytes).map_err(|_| {
+        Error::new(
+            Status::OutOfMemory,
+            format!("{what}: could not allocate {} bytes to gather the strided tensor", c.bytes),
+        )
+    })?;
+    if c.bytes == 0 {
+        return Ok(out);
+    }
     let shape = c.shape();
+    // The innermost dimension is copied as one run when its elements are
+    // adjacent, one element at a time otherwise.
+    let (inner, inner_stride) = (shape[c.ndim - 1] as usize, strides[c.ndim - 1]);
+    let run = (inner_stride == 1).then_some(inner * element);
     let mut index = vec![0u64; c.ndim];
-    for _ in 0..c.bytes / element {
-        let offset: i64 = index.iter().zip(strides).map(|(i, s)| *i as i64 * s).sum();
-        let at = c.first.wrapping_offset(offset as isize * element as isize);
-        // SAFETY: the element at `index` is readable per the caller.
-        out.extend_from_slice(unsafe { std::slice::from_raw_parts(at, element) });
-        for d in (0..c.ndim).rev() {
+    while out.len() < c.bytes {
+        // Within the extent `check_extent` accepted: no overflow.
+        let base: i64 = index.iter().zip(strides).map(|(i, s)| *i as i64 * s).sum();
+        let at = c.first.wrapping_offset(base as isize * element as isize);
+        match run {
+            // SAFETY: the run of `inner` elements at `index` is readable
+            // per the caller.
+            Some(len) => out.extend_from_slice(unsafe { std::slice::from_raw_parts(at, len) }),
+            None => {
+                for k in 0..inner {
+                    let e = at.wrapping_offset(k as isize * inner_stride as isize * element as isize);
+                    // SAFETY: element `k` of the run at `index` is readable
+                    // per the caller.
+                    out.extend_from_slice(unsafe { std::slice::from_raw_parts(e, element) });
+                }
+            }
+        }
+        for d in (0..c.ndim - 1).rev() {
             index[d] += 1;
             if index[d] < shape[d] {
                 break;
@@ -252,24 +336,60 @@ unsafe fn gather(c: &Checked, strides: *const i64) -> Vec<u8> {
             index[d] = 0;
         }
     }
-    out
+    Ok(out)
 }
 
-/// A stage tensor over an input tensor, zero-copy when compact (strided
-/// payloads are gathered now). `owner` is the managed tensor `t` belongs to.
+/// A stage tensor over an input tensor, zero-copy when compact. A strided
+/// payload is gathered now, once its shape has passed every check that
+/// needs no copy: rows that fold (see [`Tensor::row_shape`]) and, when
+/// known, no more rows than the write can use.
+/// `owner` is the managed tensor `t` belongs to; `bound` is asked only for
+/// a strided payload.
 ///
 /// # Safety
 /// The tensor's descriptor and payload are valid as the contract requires
 /// (client tensors until their op completes; managed ones while `owner`
 /// lives).
-unsafe fn tensor(t: &DLTensor, owner: Option<&Arc<Managed>>, what: impl std::fmt::Display + Copy) -> Result<Tensor> {
+unsafe fn tensor(
+    t: &DLTensor,
+    owner: Option<&Arc<Managed>>,
+    bound: &dyn Fn() -> RowBound,
+    what: impl std::fmt::Display + Copy,
+) -> Result<Tensor> {
     // SAFETY: forwarded.
-    let c = unsafe { check(t, what) }?;
+    let mut c = unsafe { check(t, what) }?;
     if c.strided {
         // SAFETY: forwarded; `check` saw non-NULL strides.
-        return Tensor::new(unsafe { gather(&c, t.strides) }, c.dtype, c.shape());
+        let bytes = unsafe { gather_checked(&mut c, t.strides, bound(), what) }?;
+        return Tensor::new(bytes, c.dtype, c.shape());
     }
     Tensor::new(Payload { ptr: c.first, len: c.bytes, _owner: owner.cloned() }, c.dtype, c.shape())
+}
+
+/// Checks a strided payload's shape against what the write can use, then
+/// gathers it.
+///
+/// # Safety
+/// As for [`gather`].
+unsafe fn gather_checked(
+    c: &mut Checked,
+    strides: *const i64,
+    bound: RowBound,
+    what: impl std::fmt::Display + Copy,
+) -> Result<Vec<u8>> {
+    let (rows, _) = Tensor::row_shape(c.dtype, c.shape())
+        .map_err(|e| Error::new(e.status(), format!("{what}: {}", e.message())))?;
+    match bound {
+        RowBound::Prims(prims) if rows > prims => {
+            return Err(Error::invalid_argument(format!(
+                "{what}: the tensor has {rows} rows but the write addresses at most {prims} prims (one row per prim without an index_map)"
+            )));
+        }
+        RowBound::Used(used) => c.truncate_rows(used),
+        _ => {}
+    }
+    // SAFETY: forwarded.
+    unsafe { gather(c, strides, what) }
 }
 
 /// The rows of a per-row array payload, read in place: one byte range per
@@ -335,12 +455,12 @@ impl<'a> Inputs<'a> {
 ///
 /// # Safety
 /// As for [`tensor`].
-unsafe fn tensors(inputs: Inputs<'_>, what: &str) -> Result<Vec<Tensor>> {
+unsafe fn tensors(inputs: Inputs<'_>, bound: &dyn Fn() -> RowBound, what: &str) -> Result<Vec<Tensor>> {
     (0..inputs.len())
         .map(|i| {
             let (t, owner, name) = inputs.get(i, what);
             // SAFETY: forwarded.
-            unsafe { tensor(t, owner, name) }
+            unsafe { tensor(t, owner, bound, name) }
         })
         .collect()
 }
@@ -358,10 +478,10 @@ unsafe fn array_rows(inputs: Inputs<'_>, owners: Vec<Arc<Managed>>, what: &str) 
     for i in 0..n {
         let (t, _, name) = inputs.get(i, what);
         // SAFETY: forwarded.
-        let c = unsafe { check(t, name) }?;
+        let mut c = unsafe { check(t, name) }?;
         if c.strided {
             // SAFETY: forwarded; `check` saw non-NULL strides.
-            let copy = unsafe { gather(&c, t.strides) };
+            let copy = unsafe { gather_checked(&mut c, t.strides, RowBound::Any, name) }?;
             spans.push((copy.as_ptr(), copy.len()));
             gathered.push(copy);
         } else {
@@ -373,11 +493,18 @@ unsafe fn array_rows(inputs: Inputs<'_>, owners: Vec<Arc<Managed>>, what: &str) 
 }
 
 /// Converts a write payload (whose managed tensors were taken over into
-/// `managed`) into the stage's `WriteData`.
+/// `managed`) into the stage's `WriteData`. `prims` tells the number of
+/// prims of the write's query when it is already known (asked only for a
+/// strided payload): it bounds how many rows of it are gathered.
 ///
 /// # Safety
 /// The payload's arrays are readable as the contract requires.
-pub(crate) unsafe fn write_data(d: &ovstage_write_data_t, managed: Vec<Arc<Managed>>, what: &str) -> Result<WriteData> {
+pub(crate) unsafe fn write_data(
+    d: &ovstage_write_data_t,
+    managed: Vec<Arc<Managed>>,
+    prims: &dyn Fn() -> Option<usize>,
+    what: &str,
+) -> Result<WriteData> {
     let n = d.tensor_count as usize;
     let inputs = match (d.tensors.is_null(), d.managed_tensors.is_null()) {
         (false, false) => {
@@ -395,17 +522,6 @@ pub(crate) unsafe fn write_data(d: &ovstage_write_data_t, managed: Vec<Arc<Manag
         (false, true) => Inputs::Client(unsafe { std::slice::from_raw_parts(d.tensors, n) }),
         (true, false) => Inputs::Managed(&managed),
     };
-    // Per-row arrays are described in one vector; everything else is one
-    // tensor per input.
-    let payload = if d.is_array.get() && n > 1 {
-        let owners = if let Inputs::Managed(_) = inputs { managed.clone() } else { Vec::new() };
-        // SAFETY: forwarded.
-        Ok(unsafe { array_rows(inputs, owners, what) }?)
-    } else {
-        // SAFETY: forwarded.
-        Err(unsafe { tensors(inputs, what) }?)
-    };
-    drop(managed);
     if d.cuda_sync.stream != 0 || d.cuda_sync.wait_event != 0 {
         return Err(Error::not_supported(format!(
             "{what}: cuda_sync is set, but CUDA synchronization needs the CUDA backend, which this build does not include"
@@ -416,7 +532,46 @@ pub(crate) unsafe fn write_data(d: &ovstage_write_data_t, managed: Vec<Arc<Manag
     let mode = AttributeMode::from_raw(d.attribute_mode.0).ok_or_else(|| {
         Error::invalid_argument(format!("{what}: attribute_mode {} is not REJECT (0) or FORCE (1)", d.attribute_mode.0))
     })?;
-    let selection = match (d.index_map.is_null(), d.mask.is_null()) {
+    // SAFETY: forwarded.
+    let selection = unsafe { selection(d, what) }?;
+    // Which rows of a fixed-size payload the write can use.
+    let bound = || match &selection {
+        _ if d.is_array.get() => RowBound::Any,
+        Selection::IndexMap(map) => RowBound::Used(map.iter().max().map_or(0, |m| u64::from(*m) + 1)),
+        _ => prims().map_or(RowBound::Any, |p| RowBound::Prims(p as u64)),
+    };
+    // Per-row arrays are described in one vector; everything else is one
+    // tensor per input.
+    let data = if d.is_array.get() && n > 1 {
+        let owners = if let Inputs::Managed(_) = inputs { managed.clone() } else { Vec::new() };
+        // SAFETY: forwarded.
+        WriteData::array_row_set(unsafe { array_rows(inputs, owners, what) }?)
+    } else {
+        // SAFETY: forwarded.
+        let mut tensors = unsafe { tensors(inputs, &bound, what) }?;
+        if d.is_array.get() {
+            WriteData::array_packed(tensors.pop().expect("one"))
+        } else if tensors.len() != 1 {
+            return Err(Error::invalid_argument(format!(
+                "{what}: a fixed-size write (is_array false) takes exactly one tensor, not {}",
+                tensors.len()
+            )));
+        } else {
+            WriteData::fixed(tensors.pop().expect("one"))
+        }
+    };
+    drop(managed);
+    Ok(data.with_semantic(semantic).with_selection(selection).with_attribute_mode(mode))
+}
+
+/// The prims a payload addresses: an index map, a mask, a leading count
+/// or all. The arrays are copied into buffers allocated fallibly.
+///
+/// # Safety
+/// `index_map` has `count` readable entries and `mask` `ceil(count / 64)`
+/// words, when not NULL.
+unsafe fn selection(d: &ovstage_write_data_t, what: &str) -> Result<Selection> {
+    Ok(match (d.index_map.is_null(), d.mask.is_null()) {
         (false, false) => {
             return Err(Error::invalid_argument(format!("{what}: index_map and mask are mutually exclusive")));
         }
@@ -425,7 +580,8 @@ pub(crate) unsafe fn write_data(d: &ovstage_write_data_t, managed: Vec<Arc<Manag
                 return Err(Error::invalid_argument(format!("{what}: index_map needs a non-zero count")));
             }
             // SAFETY: `count` entries, per the caller.
-            Selection::IndexMap(unsafe { std::slice::from_raw_parts(d.index_map, d.count as usize) }.to_vec())
+            let map = unsafe { std::slice::from_raw_parts(d.index_map, d.count as usize) };
+            Selection::IndexMap(copy_of(map, "index_map", what)?)
         }
         (true, false) => {
             if d.count == 0 {
@@ -433,23 +589,20 @@ pub(crate) unsafe fn write_data(d: &ovstage_write_data_t, managed: Vec<Arc<Manag
             }
             let words = (d.count as usize).div_ceil(64);
             // SAFETY: `ceil(count / 64)` words, per the caller.
-            Selection::Mask { count: d.count, bits: unsafe { std::slice::from_raw_parts(d.mask, words) }.to_vec() }
+            let bits = unsafe { std::slice::from_raw_parts(d.mask, words) };
+            Selection::Mask { count: d.count, bits: copy_of(bits, "mask", what)? }
         }
         (true, true) if d.count == 0 => Selection::All,
         (true, true) => Selection::Leading(d.count),
-    };
-    let data = match payload {
-        Ok(rows) => WriteData::array_row_set(rows),
-        Err(tensors) if d.is_array.get() => WriteData::array_packed(tensors.into_iter().next().expect("one")),
-        Err(tensors) => {
-            if tensors.len() != 1 {
-                return Err(Error::invalid_argument(format!(
-                    "{what}: a fixed-size write (is_array false) takes exactly one tensor, not {}",
-                    tensors.len()
-                )));
-            }
-            WriteData::fixed(tensors.into_iter().next().expect("one"))
-        }
-    };
-    Ok(data.with_semantic(semantic).with_selection(selection).with_attribute_mode(mode))
+    })
+}
+
+/// A copy of a client array, allocated fallibly.
+fn copy_of<T: Copy>(src: &[T], name: &str, what: &str) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(src.len()).map_err(|_| {
+        Error::new(Status::OutOfMemory, format!("{what}: could not allocate a copy of {name} ({} entries)", src.len()))
+    })?;
+    out.extend_from_slice(src);
+    Ok(out)
 }

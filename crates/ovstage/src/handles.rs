@@ -1,6 +1,7 @@
-//! Handle tables: versioned slot maps whose raw handles are salted per stage
-//! and per kind, so a stale handle, a handle of another kind or a handle of
-//! another stage is rejected instead of aliasing a live entry.
+//! Handle tables: versioned slot maps whose raw handles are salted per table
+//! (so per stage and per kind), so a stale handle, a handle of another kind
+//! or a handle of another stage is rejected instead of aliasing a live
+//! entry.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -17,15 +18,34 @@ fn next_salt() -> u64 {
     z ^ (z >> 31)
 }
 
-pub(crate) struct HandleTable<T> {
+/// A table of values held by raw `u64` handles: a versioned slot map whose
+/// handles are salted per table, so a stale handle, a handle of another
+/// kind (another table) or of another stage is rejected instead of
+/// aliasing a live entry. Handles are never 0. The stage keeps one per
+/// kind of handle; the bindings use it for the results they hold for
+/// clients (read groups, query and hierarchy results).
+pub struct HandleTable<T> {
     slots: Mutex<SlotMap<DefaultKey, T>>,
     /// XORed into the version half of the raw key. Its lowest version bit is
     /// clear, so encoded versions stay odd and never decode to 0.
     salt: u64,
 }
 
-impl<T: Clone> HandleTable<T> {
-    pub(crate) fn new() -> HandleTable<T> {
+impl<T> Default for HandleTable<T> {
+    fn default() -> Self {
+        HandleTable::new()
+    }
+}
+
+impl<T> std::fmt::Debug for HandleTable<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandleTable").field("len", &self.len()).finish_non_exhaustive()
+    }
+}
+
+impl<T> HandleTable<T> {
+    /// An empty table with a salt of its own.
+    pub fn new() -> HandleTable<T> {
         HandleTable { slots: Mutex::new(SlotMap::new()), salt: (next_salt() & 0xffff_fffe) << 32 }
     }
 
@@ -41,8 +61,8 @@ impl<T: Clone> HandleTable<T> {
         KeyData::from_ffi(raw ^ self.salt).into()
     }
 
-    /// Inserts the value built for its own raw handle.
-    pub(crate) fn insert_with(&self, make: impl FnOnce(u64) -> T) -> u64 {
+    /// Inserts the value built for its own raw handle; returns the handle.
+    pub fn insert_with(&self, make: impl FnOnce(u64) -> T) -> u64 {
         let mut slots = self.lock();
         let mut raw = 0;
         slots.insert_with_key(|key| {
@@ -52,16 +72,40 @@ impl<T: Clone> HandleTable<T> {
         raw
     }
 
-    pub(crate) fn get(&self, raw: u64) -> Option<T> {
-        self.lock().get(self.decode(raw)).cloned()
+    /// Inserts `value`; returns what `view` makes of its handle and the
+    /// value as stored (under the table's lock, so the value cannot be
+    /// removed meanwhile).
+    pub fn insert_view<V>(&self, value: T, view: impl FnOnce(u64, &T) -> V) -> V {
+        let mut slots = self.lock();
+        let key = slots.insert(value);
+        view(self.encode(key), &slots[key])
     }
 
-    pub(crate) fn remove(&self, raw: u64) -> Option<T> {
+    /// Runs `f` on the value of `raw`, if the table holds it.
+    pub fn with_mut<R>(&self, raw: u64, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        self.lock().get_mut(self.decode(raw)).map(f)
+    }
+
+    /// Removes and returns the value of `raw`, if the table holds it.
+    pub fn remove(&self, raw: u64) -> Option<T> {
         self.lock().remove(self.decode(raw))
     }
 
-    pub(crate) fn len(&self) -> usize {
+    /// Number of values held.
+    pub fn len(&self) -> usize {
         self.lock().len()
+    }
+
+    /// Whether the table holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T: Clone> HandleTable<T> {
+    /// A copy of the value of `raw`, if the table holds it.
+    pub fn get(&self, raw: u64) -> Option<T> {
+        self.lock().get(self.decode(raw)).cloned()
     }
 }
 
@@ -84,5 +128,10 @@ mod tests {
         assert_eq!(a.get(h2), Some(h2 as u32));
         assert_eq!(a.get(0), None);
         assert_eq!(a.len(), 1);
+        let view = b.insert_view(5, |raw, v| (raw, *v));
+        assert_eq!(view.1, 5);
+        assert_eq!(a.with_mut(view.0, |v| *v), None, "a handle of another table");
+        assert_eq!(b.with_mut(view.0, |v| std::mem::replace(v, 6)), Some(5));
+        assert_eq!(b.get(view.0), Some(6));
     }
 }

@@ -58,6 +58,7 @@ pub use array_rows::{ArrayRows, ArrayRowsBuilder, HostRows};
 pub use clone::CloneResult;
 pub use config::StageConfig;
 pub use group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup, TensorView};
+pub use handles::HandleTable;
 pub use hierarchy::{HierarchyItem, HierarchyResult};
 pub use map::{MapDesc, MapGroup};
 pub use paths::PathDictionary;

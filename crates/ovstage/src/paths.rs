@@ -2,12 +2,11 @@
 //! path lists. Thread-safe; tokens and paths live as long as the dictionary.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 
 use ovstage_types::{Error, PathList, PrimPath, Result, Token};
-use slotmap::{Key, KeyData, SlotMap};
 
-slotmap::new_key_type! { struct ListKey; }
+use crate::handles::HandleTable;
 
 /// One interned prim path.
 #[derive(Debug)]
@@ -34,11 +33,12 @@ struct ListEntry {
 /// Interned tokens and prim paths, and path lists.
 ///
 /// Token and path handles are dense (`index + 1`), so stores can index
-/// arrays by them. Path list handles are versioned: a released list's
-/// handle is rejected, never confused with a newer list.
+/// arrays by them. Path list handles are versioned and salted per
+/// dictionary: a released list's handle, or another dictionary's, is
+/// rejected, never confused with a live list.
 pub struct PathDictionary {
     interner: RwLock<Interner>,
-    lists: Mutex<SlotMap<ListKey, ListEntry>>,
+    lists: HandleTable<ListEntry>,
 }
 
 impl Default for PathDictionary {
@@ -89,7 +89,7 @@ impl PathDictionary {
         let id = PrimPath::from_raw(1).expect("non-zero");
         interner.paths.push(PathEntry { text: root.clone(), parent: None, name: None });
         interner.path_ids.insert(root, id);
-        PathDictionary { interner: RwLock::new(interner), lists: Mutex::new(SlotMap::with_key()) }
+        PathDictionary { interner: RwLock::new(interner), lists: HandleTable::new() }
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Interner> {
@@ -243,8 +243,8 @@ impl PathDictionary {
         if let Some(bad) = paths.iter().find(|p| p.get() > known) {
             return Err(Error::invalid_handle(format!("{bad} is not from this dictionary")));
         }
-        let key = self.lists_lock().insert(ListEntry { paths: paths.into(), refs: 1 });
-        Ok(PathList::from_raw(key.data().as_ffi()).expect("slotmap keys are never 0"))
+        let raw = self.lists.insert_with(|_| ListEntry { paths: paths.into(), refs: 1 });
+        Ok(PathList::from_raw(raw).expect("handles are never 0"))
     }
 
     /// A new path list (reference count 1) of `texts`, interned as paths.
@@ -253,41 +253,35 @@ impl PathDictionary {
         self.create_path_list(&paths)
     }
 
-    fn lists_lock(&self) -> std::sync::MutexGuard<'_, SlotMap<ListKey, ListEntry>> {
-        self.lists.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn list_key(list: PathList) -> ListKey {
-        KeyData::from_ffi(list.get()).into()
-    }
-
     fn unknown_list(list: PathList) -> Error {
         Error::invalid_handle(format!("{list} is unknown or was released"))
     }
 
     /// Adds a reference to a path list.
     pub fn add_path_list_reference(&self, list: PathList) -> Result<()> {
-        let mut lists = self.lists_lock();
-        let entry = lists.get_mut(Self::list_key(list)).ok_or_else(|| Self::unknown_list(list))?;
-        entry.refs += 1;
-        Ok(())
+        self.lists.with_mut(list.get(), |entry| entry.refs += 1).ok_or_else(|| Self::unknown_list(list))
     }
 
     /// Drops a reference; the list is gone when the last one is released.
     pub fn release_path_list_reference(&self, list: PathList) -> Result<()> {
-        let mut lists = self.lists_lock();
-        let key = Self::list_key(list);
-        let entry = lists.get_mut(key).ok_or_else(|| Self::unknown_list(list))?;
-        entry.refs -= 1;
-        if entry.refs == 0 {
-            lists.remove(key);
+        let last = self
+            .lists
+            .with_mut(list.get(), |entry| {
+                entry.refs -= 1;
+                entry.refs == 0
+            })
+            .ok_or_else(|| Self::unknown_list(list))?;
+        if last {
+            // Only a release removes a list, and this one held a
+            // reference: the entry is still there.
+            self.lists.remove(list.get());
         }
         Ok(())
     }
 
     /// The paths of a list.
     pub fn path_list_paths(&self, list: PathList) -> Result<Arc<[PrimPath]>> {
-        self.lists_lock().get(Self::list_key(list)).map(|e| e.paths.clone()).ok_or_else(|| Self::unknown_list(list))
+        self.lists.with_mut(list.get(), |e| e.paths.clone()).ok_or_else(|| Self::unknown_list(list))
     }
 
     /// Number of paths in a list.
@@ -297,7 +291,7 @@ impl PathDictionary {
 
     /// Number of live path lists (for leak checks).
     pub fn live_path_lists(&self) -> usize {
-        self.lists_lock().len()
+        self.lists.len()
     }
 }
 

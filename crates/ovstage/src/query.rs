@@ -278,6 +278,12 @@ impl Stage {
         Ok(self.inner.query(query, "query_prims")?.ready().map_or_else(|| Arc::from([]), |r| r.prims.clone()))
     }
 
+    /// The number of prims of a query, once known (a path-list query at
+    /// once, a filter query when its op has run).
+    pub fn query_prim_count(&self, query: QueryHandle) -> Result<Option<usize>> {
+        Ok(self.inner.query(query, "query_prim_count")?.ready().map(|r| r.prims.len()))
+    }
+
     /// Releases a query handle once every op using it has run.
     pub fn release_query(&self, query: QueryHandle) -> Result<OpId> {
         let inner = &self.inner;

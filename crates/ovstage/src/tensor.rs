@@ -116,6 +116,16 @@ impl Tensor {
         self.data.host_bytes()
     }
 
+    /// Reads a tensor shape as the store does: the row count (leading
+    /// dimension) and the element type of a row, every trailing dimension
+    /// folded into the lanes of `dtype` (between 1 and 65535). Every write
+    /// payload's tensors must read this way; a binding checks it before it
+    /// copies a strided payload, so a shape the write would refuse costs
+    /// no copy.
+    pub fn row_shape(dtype: DType, shape: &[u64]) -> Result<(u64, DType)> {
+        fold_shape(dtype, shape)
+    }
+
     /// Reads the tensor as fixed-size rows: the row count (leading
     /// dimension) and the row's element type with every trailing dimension
     /// folded into the lanes.

@@ -59,3 +59,19 @@ fn a_map_session_too_large_to_allocate_fails_its_op_with_out_of_memory() {
     let groups = read_groups(&s, q, "a", OrdinalRange::LATEST).unwrap();
     assert_eq!(groups[0].data().unwrap().tensor(1).values::<f32>().unwrap(), &[5., 6.]);
 }
+
+#[test]
+fn a_path_list_of_another_stage_is_unknown() {
+    let (a, b) = (stage(1), stage(1));
+    let la = a.paths().create_path_list_from_strings(&["/A"]).unwrap();
+    let lb = b.paths().create_path_list_from_strings(&["/A"]).unwrap();
+    assert_ne!(la, lb, "path list handles are salted per dictionary");
+    let e = b.paths().release_path_list_reference(la).expect_err("A's list on B");
+    assert_eq!(e.status(), Status::InvalidHandle, "{e}");
+    assert!(b.query_from_path_list(la).is_err());
+    assert_eq!(b.paths().path_list_len(lb).unwrap(), 1, "B's own list is untouched");
+    a.paths().add_path_list_reference(la).unwrap();
+    a.paths().release_path_list_reference(la).unwrap();
+    a.paths().release_path_list_reference(la).unwrap();
+    assert_eq!(a.paths().release_path_list_reference(la).unwrap_err().status(), Status::InvalidHandle, "released");
+}

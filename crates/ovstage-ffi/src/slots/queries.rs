@@ -103,7 +103,7 @@ pub(super) unsafe extern "C" fn fetch_query_result(
             let q = query_handle(handle, CALL)?;
             let result = c.stage.fetch_query_result(q, Timeout::from_nanos(timeout)).map_err(in_call(CALL))?;
             let attributes: Box<[u64]> = result.attributes.iter().map(|t| t.get()).collect();
-            let view = c.results.query_results.insert(HeldQueryResult { result, attributes }, |id, held| {
+            let view = c.results.query_results.insert_view(HeldQueryResult { result, attributes }, |id, held| {
                 ovstage_query_result_t {
                     query_result_id: id,
                     attributes: if held.attributes.is_empty() { std::ptr::null() } else { held.attributes.as_ptr() },

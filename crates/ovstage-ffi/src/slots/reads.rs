@@ -69,7 +69,7 @@ pub(super) unsafe extern "C" fn fetch_read_next(
             })();
             match fetched {
                 Ok(Some(group)) => {
-                    let view = c.results.groups.insert(HeldGroup::new(group), |id, held| held.view(id));
+                    let view = c.results.groups.insert_view(HeldGroup::new(group), |id, held| held.view(id));
                     out.write(view);
                     c_status(Status::Ok)
                 }

@@ -47,7 +47,9 @@ pub(super) unsafe extern "C" fn write_attribute(
             let mode = prim_mode(mode, CALL)?;
             let attr = strings::attribute(attribute, format!("{CALL}: attribute"))?;
             let q = query_handle(handle, CALL)?;
-            let data = tensors::write_data(&data, managed, CALL).map_err(|e| in_context(e, c, attr, ordinal))?;
+            let prims = || c.stage.query_prim_count(q).ok().flatten();
+            let data =
+                tensors::write_data(&data, managed, &prims, CALL).map_err(|e| in_context(e, c, attr, ordinal))?;
             c.stage.write_attribute(q, attr, ordinal, data, mode).map_err(in_call(CALL))
         })
     }
@@ -79,12 +81,13 @@ pub(super) unsafe extern "C" fn write_attributes(
             let managed = managed.expect("taken when the entries are readable")?;
             let mode = prim_mode(mode, CALL)?;
             let q = query_handle(handle, CALL)?;
+            let prims = || c.stage.query_prim_count(q).ok().flatten();
             let mut batch = Vec::with_capacity(entries.len());
             for (i, (w, managed)) in entries.iter().zip(managed).enumerate() {
                 let what = format!("{CALL}: writes[{i}]");
                 let attribute = strings::attribute(w.attribute, format!("{what}.attribute"))?;
-                let data =
-                    tensors::write_data(&w.data, managed, &what).map_err(|e| in_context(e, c, attribute, ordinal))?;
+                let data = tensors::write_data(&w.data, managed, &prims, &what)
+                    .map_err(|e| in_context(e, c, attribute, ordinal))?;
                 batch.push(AttributeWrite { attribute, data });
             }
             c.stage.write_attributes(q, batch, ordinal, mode).map_err(in_call(CALL))

@@ -18,6 +18,7 @@ use crate::abi::path_dictionary::path_dictionary_instance_t;
 use crate::abi::path_dictionary_vtable::path_dictionary_vtable_t;
 use crate::exports::stage::{ovstage_create_instance, ovstage_destroy_instance};
 
+mod bounds;
 mod data;
 mod dictionary;
 mod lifecycle;
