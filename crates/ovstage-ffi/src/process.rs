@@ -57,6 +57,7 @@ impl Settings {
             history_depth: self.history_depth as usize,
             max_versions: self.max_versions as usize,
             max_unsealed_bytes: usize::try_from(self.max_unsealed_bytes).unwrap_or(usize::MAX),
+            ..StageConfig::default()
         }
     }
 }

@@ -48,12 +48,53 @@ impl Lanes {
 }
 
 /// Scheduler settings.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct SchedulerConfig {
     /// Worker lane count.
     pub lanes: Lanes,
     /// Prefix of the lane threads' names.
     pub thread_name: Option<String>,
+    /// The id of the first op; later ops count up from it. A stage starts
+    /// each instance at its own id so that op ids of one instance are
+    /// unknown to another.
+    pub first_op: OpId,
+    /// Most unreleased ops: a submission beyond it is refused with
+    /// [`QueueFull`], except releases (they are how a client gets back
+    /// under the bound).
+    pub max_ops: usize,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            lanes: Lanes::default(),
+            thread_name: None,
+            first_op: OpId::from_raw(1).expect("non-zero"),
+            max_ops: usize::MAX,
+        }
+    }
+}
+
+/// A submission refused because `max_ops` ops are unreleased.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueFull {
+    /// The bound.
+    pub max_ops: usize,
+    /// The oldest unreleased op.
+    pub oldest: Option<OpId>,
+}
+
+impl From<QueueFull> for Error {
+    fn from(q: QueueFull) -> Error {
+        let oldest = q.oldest.map_or_else(String::new, |op| format!(" (the oldest is {op})"));
+        Error::new(
+            Status::QueueFull,
+            format!(
+                "{} ops are submitted and not released{oldest}: release completed ops with release_op before submitting more",
+                q.max_ops
+            ),
+        )
+    }
 }
 
 /// Why a wait did not report success.
@@ -288,6 +329,7 @@ pub struct Scheduler {
     shared: Arc<Shared>,
     pool: LanePool,
     lanes: usize,
+    max_ops: usize,
 }
 
 impl Scheduler {
@@ -295,7 +337,7 @@ impl Scheduler {
     pub fn new(config: &SchedulerConfig) -> Scheduler {
         let lanes = config.lanes.count().max(1);
         let shared = Arc::new(Shared {
-            table: OpTable::default(),
+            table: OpTable::starting_at(config.first_op),
             order: Mutex::new(OrderState::default()),
             waits: (0..WAIT_SHARDS).map(|_| (Mutex::new(()), Condvar::new())).collect(),
             serial: (lanes == 1).then(|| Mutex::new(())),
@@ -306,7 +348,7 @@ impl Scheduler {
             ON_LANE.with(|on| on.set(true));
             runner.execute(&node, ctx);
         });
-        Scheduler { shared, pool, lanes }
+        Scheduler { shared, pool, lanes, max_ops: config.max_ops }
     }
 
     /// The number of worker lanes.
@@ -320,11 +362,23 @@ impl Scheduler {
 
     /// Submits an op. It runs once every op it depends on (per `spec`) has
     /// completed; the returned id is valid at once.
-    pub fn submit(&self, spec: &OpSpec, job: Job) -> OpId {
-        match self.submit_checked(spec, job, || Ok::<(), std::convert::Infallible>(())) {
-            Ok(id) => id,
-            Err(never) => match never {},
+    /// Beyond `max_ops` unreleased ops, a submission that releases no
+    /// handle is refused.
+    pub fn submit(&self, spec: &OpSpec, job: Job) -> Result<OpId, QueueFull> {
+        self.submit_checked(spec, job, || Ok(()))
+    }
+
+    /// Refuses a submission that would exceed `max_ops` unreleased ops,
+    /// unless it releases a handle. Racing submitters may overshoot the
+    /// bound by their number: it bounds memory, not an exact count.
+    fn room_for(&self, spec: &OpSpec) -> Result<(), QueueFull> {
+        if spec.releases.is_some() || self.max_ops == usize::MAX {
+            return Ok(());
         }
+        if self.shared.table.live_approx() < self.max_ops {
+            return Ok(());
+        }
+        Err(QueueFull { max_ops: self.max_ops, oldest: self.shared.table.read().oldest() })
     }
 
     /// Submits an op after `check` accepts it, atomically with respect to
@@ -332,13 +386,22 @@ impl Scheduler {
     /// is locked, so state it reads and updates (the stage's submitted write
     /// floors) agrees with the order ops are registered in. On rejection
     /// nothing is submitted and `job` is dropped. Keep `check` short.
-    pub fn submit_checked<E>(&self, spec: &OpSpec, job: Job, check: impl FnOnce() -> Result<(), E>) -> Result<OpId, E> {
+    ///
+    /// Beyond `max_ops` unreleased ops, a submission that releases no
+    /// handle is refused with [`QueueFull`] before `check` runs.
+    pub fn submit_checked<E: From<QueueFull>>(
+        &self,
+        spec: &OpSpec,
+        job: Job,
+        check: impl FnOnce() -> Result<(), E>,
+    ) -> Result<OpId, E> {
         let shared = &self.shared;
         let node = if spec.is_ordered() {
             let role = Role::new(&spec.order, &spec.uses, spec.produces);
             let mut order = lock(&shared.order);
+            self.room_for(spec)?;
             check()?;
-            let node = shared.table.write().insert_new(|id| Node::new(id, job, Some(role)));
+            let node = shared.table.insert_new(|id| Node::new(id, job, Some(role)));
             let deps = order.register(&node, spec);
             let mut ids = Vec::with_capacity(deps.len());
             for dep in deps {
@@ -349,8 +412,9 @@ impl Scheduler {
             let _ = node.deps.set(ids.into_boxed_slice());
             node
         } else {
+            self.room_for(spec)?;
             check()?;
-            let node = shared.table.write().insert_new(|id| Node::new(id, job, None));
+            let node = shared.table.insert_new(|id| Node::new(id, job, None));
             let _ = node.deps.set(Box::new([]));
             node
         };
@@ -424,7 +488,7 @@ impl Scheduler {
                 format!("release_op: {op} has not completed; wait for it before releasing it"),
             )),
             Some(_) => {
-                table.remove(op);
+                self.shared.table.remove(&mut table, op);
                 Ok(())
             }
         }

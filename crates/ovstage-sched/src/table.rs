@@ -5,12 +5,16 @@
 //! lookup is an index, not a hash. Released ids leave an empty slot; the
 //! window's front advances past released ids.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use ovstage_types::OpId;
 
 use crate::node::Node;
+
+/// A window this many slots long or shorter is never compacted.
+const MIN_COMPACTED_WINDOW: usize = 1024;
 
 pub(crate) struct OpWindow {
     /// Id of `slots[0]`.
@@ -18,18 +22,25 @@ pub(crate) struct OpWindow {
     /// The id the next insertion gets.
     next: u64,
     slots: VecDeque<Option<Arc<Node>>>,
-}
-
-impl Default for OpWindow {
-    fn default() -> Self {
-        OpWindow { base: 1, next: 1, slots: VecDeque::new() }
-    }
+    /// Unreleased ops below `base`: moved out of the window when it was
+    /// mostly released slots, so one op a client never releases does not
+    /// keep a slot for every op submitted after it.
+    old: BTreeMap<u64, Arc<Node>>,
+    /// Unreleased ops (in `slots` and `old`).
+    live: usize,
 }
 
 impl OpWindow {
+    /// An empty window whose first op gets `first`.
+    pub(crate) fn starting_at(first: OpId) -> OpWindow {
+        OpWindow { base: first.get(), next: first.get(), slots: VecDeque::new(), old: BTreeMap::new(), live: 0 }
+    }
+
     pub(crate) fn get(&self, id: OpId) -> Option<&Arc<Node>> {
-        let idx = id.get().checked_sub(self.base)?;
-        self.slots.get(usize::try_from(idx).ok()?)?.as_ref()
+        match id.get().checked_sub(self.base) {
+            Some(idx) => self.slots.get(usize::try_from(idx).ok()?)?.as_ref(),
+            None => self.old.get(&id.get()),
+        }
     }
 
     /// Allocates the next id and inserts the node built for it. Ids are
@@ -37,47 +48,146 @@ impl OpWindow {
     /// order and the window never has to grow at its front.
     pub(crate) fn insert_new(&mut self, make: impl FnOnce(OpId) -> Node) -> Arc<Node> {
         let raw = self.next;
-        self.next += 1;
-        let id = OpId::from_raw(raw).expect("op ids start at 1");
+        self.next = raw.checked_add(1).expect("op ids do not run out");
+        let id = OpId::from_raw(raw).expect("op ids start above 0");
         if self.slots.is_empty() {
             self.base = raw;
         }
         let node = Arc::new(make(id));
         self.slots.push_back(Some(node.clone()));
+        self.live += 1;
         debug_assert_eq!(self.base + self.slots.len() as u64, self.next);
+        if self.slots.len() > MIN_COMPACTED_WINDOW && self.slots.len() > 4 * self.live {
+            self.compact();
+        }
         node
     }
 
+    /// Moves the window's front past its released slots, keeping the live
+    /// ops met on the way in `old`, until at most half the window is
+    /// released slots. Amortized O(1) per insertion.
+    fn compact(&mut self) {
+        while self.slots.len() > 2 * self.live.max(1) {
+            let Some(front) = self.slots.pop_front() else { break };
+            if let Some(node) = front {
+                self.old.insert(self.base, node);
+            }
+            self.base += 1;
+        }
+    }
+
     pub(crate) fn remove(&mut self, id: OpId) -> Option<Arc<Node>> {
-        let idx = usize::try_from(id.get().checked_sub(self.base)?).ok()?;
-        let node = self.slots.get_mut(idx)?.take();
+        let node = match id.get().checked_sub(self.base) {
+            Some(idx) => self.slots.get_mut(usize::try_from(idx).ok()?)?.take(),
+            None => self.old.remove(&id.get()),
+        };
         while matches!(self.slots.front(), Some(None)) {
             self.slots.pop_front();
             self.base += 1;
+        }
+        if node.is_some() {
+            self.live -= 1;
         }
         node
     }
 
     pub(crate) fn live(&self) -> impl Iterator<Item = &Arc<Node>> {
-        self.slots.iter().flatten()
+        self.old.values().chain(self.slots.iter().flatten())
     }
 
+    /// Number of unreleased ops.
     pub(crate) fn len(&self) -> usize {
-        self.slots.iter().flatten().count()
+        self.live
+    }
+
+    /// The oldest unreleased op.
+    pub(crate) fn oldest(&self) -> Option<OpId> {
+        self.live().next().map(|n| n.id)
+    }
+
+    /// Slots the window holds, released ones included (for tests).
+    #[cfg(test)]
+    pub(crate) fn window_len(&self) -> usize {
+        self.slots.len()
     }
 }
 
-#[derive(Default)]
 pub(crate) struct OpTable {
     window: RwLock<OpWindow>,
+    /// The window's unreleased op count, readable without its lock (the
+    /// submission bound reads it on every submission).
+    live: AtomicUsize,
 }
 
 impl OpTable {
+    /// An empty table whose first op gets `first`.
+    pub(crate) fn starting_at(first: OpId) -> OpTable {
+        OpTable { window: RwLock::new(OpWindow::starting_at(first)), live: AtomicUsize::new(0) }
+    }
+
+    /// Inserts a new op (see [`OpWindow::insert_new`]).
+    pub(crate) fn insert_new(&self, make: impl FnOnce(OpId) -> Node) -> Arc<Node> {
+        let mut window = self.write();
+        let node = window.insert_new(make);
+        self.live.store(window.len(), Ordering::Relaxed);
+        node
+    }
+
+    /// Removes an op (see [`OpWindow::remove`]) from the locked window.
+    pub(crate) fn remove(&self, window: &mut OpWindow, id: OpId) -> Option<Arc<Node>> {
+        let node = window.remove(id);
+        self.live.store(window.len(), Ordering::Relaxed);
+        node
+    }
+
+    /// Unreleased ops, as of some recent moment.
+    pub(crate) fn live_approx(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn read(&self) -> RwLockReadGuard<'_, OpWindow> {
         self.window.read().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, OpWindow> {
         self.window.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: OpId) -> Node {
+        Node::new(id, Box::new(|| Ok(())), None)
+    }
+
+    #[test]
+    fn one_unreleased_op_does_not_pin_a_slot_for_every_later_op() {
+        let first = OpId::from_raw(7 << 32).unwrap();
+        let mut w = OpWindow::starting_at(first);
+        let pinned = w.insert_new(node).id;
+        assert_eq!(pinned, first, "ids start at the configured first id");
+        let mut kept = Vec::new();
+        for i in 0..100_000u64 {
+            let id = w.insert_new(node).id;
+            assert_eq!(id.get(), first.get() + 1 + i, "ids stay consecutive");
+            if i % 10_000 == 0 {
+                kept.push(id);
+            } else {
+                w.remove(id).expect("live");
+            }
+        }
+        assert_eq!(w.len(), 1 + kept.len());
+        assert!(w.window_len() <= 2 * MIN_COMPACTED_WINDOW, "the window was compacted: {}", w.window_len());
+        // Ops moved out of the window are still found and released.
+        assert_eq!(w.get(pinned).map(|n| n.id), Some(pinned));
+        assert_eq!(w.oldest(), Some(pinned));
+        for id in kept.iter().chain([&pinned]) {
+            assert_eq!(w.remove(*id).map(|n| n.id), Some(*id));
+            assert!(w.get(*id).is_none(), "released");
+        }
+        assert_eq!((w.len(), w.oldest()), (0, None));
+        assert!(w.remove(pinned).is_none(), "released twice");
     }
 }

@@ -7,10 +7,19 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ovstage_sched::{Cells, FloorScope, Lanes, OpSpec, Order, Scheduler, SchedulerConfig};
+use ovstage_sched::{Cells, FloorScope, Lanes, OpSpec, Order, QueueFull, Scheduler, SchedulerConfig};
 use ovstage_types::{OpId, Timeout};
 use proptest::prelude::*;
 use smallvec::SmallVec;
+
+/// A submission the model's check refused (or, never here, the op bound).
+struct Refused;
+
+impl From<QueueFull> for Refused {
+    fn from(_: QueueFull) -> Refused {
+        Refused
+    }
+}
 
 #[derive(Clone, Debug)]
 enum Gen {
@@ -143,7 +152,7 @@ fn handle_follow(ops: &[Gen], i: usize, j: usize) -> bool {
 }
 
 fn run(ops: &[Gen], lanes: usize, threads: usize) {
-    let s = Scheduler::new(&SchedulerConfig { lanes: Lanes::fixed(lanes), thread_name: None });
+    let s = Scheduler::new(&SchedulerConfig { lanes: Lanes::fixed(lanes), ..SchedulerConfig::default() });
     let clock = Arc::new(AtomicU64::new(1));
     // (index into ops, start, end)
     let spans: Arc<Mutex<Vec<(usize, u64, u64)>>> = Arc::default();
@@ -156,7 +165,7 @@ fn run(ops: &[Gen], lanes: usize, threads: usize) {
             let mut sealed = sealed_all.lock().unwrap();
             match &ops[idx] {
                 Gen::Mutation { ordinal, .. } if sealed.is_some_and(|s| *ordinal <= s) => {
-                    return Err(());
+                    return Err(Refused);
                 }
                 Gen::Advance { ordinal, scope: 0, .. } => *sealed = Some(sealed.map_or(*ordinal, |s| s.max(*ordinal))),
                 _ => {}

@@ -13,8 +13,25 @@ use smallvec::smallvec;
 const SHORT: Timeout = Timeout::from_nanos(30_000_000);
 const LONG: Timeout = Timeout::from_nanos(10_000_000_000);
 
-fn sched(lanes: usize) -> Scheduler {
-    Scheduler::new(&SchedulerConfig { lanes: Lanes::fixed(lanes), thread_name: None })
+/// A scheduler whose submissions cannot be refused (no op bound), so
+/// `submit` gives the id directly.
+struct Sched(Scheduler);
+
+impl Sched {
+    fn submit(&self, spec: &OpSpec, job: Job) -> OpId {
+        self.0.submit(spec, job).expect("no op bound")
+    }
+}
+
+impl std::ops::Deref for Sched {
+    type Target = Scheduler;
+    fn deref(&self) -> &Scheduler {
+        &self.0
+    }
+}
+
+fn sched(lanes: usize) -> Sched {
+    Sched(Scheduler::new(&SchedulerConfig { lanes: Lanes::fixed(lanes), ..SchedulerConfig::default() }))
 }
 
 fn noop() -> Job {

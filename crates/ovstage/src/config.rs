@@ -35,6 +35,12 @@ pub struct StageConfig {
     /// cache a core effectively gets: a 512 KB write into a ring of 64
     /// buffers ran at DRAM speed, 2.4x slower than into a ring of 16.
     pub max_unsealed_bytes: usize,
+    /// Most ops submitted and not released (`release_op`). Beyond it an
+    /// enqueue is refused with `QUEUE_FULL`, naming the oldest unreleased
+    /// op; releases of handles are always accepted. Every op keeps a few
+    /// hundred bytes until released, so this bounds the memory a client
+    /// that never releases its ops can make the stage hold.
+    pub max_ops: usize,
 }
 
 impl Default for StageConfig {
@@ -45,6 +51,7 @@ impl Default for StageConfig {
             history_depth: 4,
             max_versions: 64,
             max_unsealed_bytes: 8 << 20,
+            max_ops: 1 << 20,
         }
     }
 }
@@ -86,6 +93,12 @@ impl StageConfig {
             min_versions: StageConfig::MIN_UNSEALED_VERSIONS,
             max_bytes: self.max_unsealed_bytes,
         }
+    }
+
+    /// The configuration with another bound on unreleased ops.
+    pub fn with_max_ops(mut self, max_ops: usize) -> StageConfig {
+        self.max_ops = max_ops;
+        self
     }
 
     /// The configuration with another history depth.

@@ -86,7 +86,7 @@ impl Stage {
         let state = self.inner.ordinal_queries.remove(handle.get()).ok_or_else(|| {
             Error::invalid_handle(format!("release_ordinal_query: {handle} is unknown or already released"))
         })?;
-        Ok(self.inner.sched.submit(&OpSpec::independent().releasing(state.key), Box::new(|| Ok(()))))
+        Ok(self.inner.sched.submit(&OpSpec::independent().releasing(state.key), Box::new(|| Ok(())))?)
     }
 }
 
@@ -102,7 +102,7 @@ impl StageInner {
             let _ = job_state.value.set(Ok(answer()));
             Ok(())
         });
-        let op = self.sched.submit(&OpSpec::new(Order::AfterFloors).producing(key), job);
+        let op = self.sched.submit(&OpSpec::new(Order::AfterFloors).producing(key), job)?;
         let _ = state.op.set(op);
         let raw = self.ordinal_queries.insert_with(|_| state);
         Ok(Enqueued { handle: OrdinalQueryHandle::from_raw(raw).expect("never 0"), op })

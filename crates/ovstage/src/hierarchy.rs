@@ -55,7 +55,7 @@ impl Stage {
             let _ = job_state.result.set(owner.lookup(&paths, ordinal, relation));
             Ok(())
         });
-        let op = inner.sched.submit(&OpSpec::new(Order::AfterFloors).producing(key), job);
+        let op = inner.sched.submit(&OpSpec::new(Order::AfterFloors).producing(key), job)?;
         let _ = state.op.set(op);
         let raw = inner.hierarchies.insert_with(|_| state);
         Ok(Enqueued { handle: HierarchyHandle::from_raw(raw).expect("never 0"), op })
@@ -82,7 +82,7 @@ impl Stage {
         let state = self.inner.hierarchies.remove(handle.get()).ok_or_else(|| {
             Error::invalid_handle(format!("release_hierarchy: {handle} is unknown or already released"))
         })?;
-        Ok(self.inner.sched.submit(&OpSpec::independent().releasing(state.key), Box::new(|| Ok(()))))
+        Ok(self.inner.sched.submit(&OpSpec::independent().releasing(state.key), Box::new(|| Ok(())))?)
     }
 
     /// World-matrix computation over the hierarchy is not implemented in

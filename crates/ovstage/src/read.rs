@@ -111,7 +111,7 @@ impl Stage {
             .reads
             .remove(read.get())
             .ok_or_else(|| Error::invalid_handle(format!("release_read: {read} is unknown or already released")))?;
-        Ok(self.inner.sched.submit(&OpSpec::independent().releasing(state.key), Box::new(|| Ok(()))))
+        Ok(self.inner.sched.submit(&OpSpec::independent().releasing(state.key), Box::new(|| Ok(())))?)
     }
 }
 

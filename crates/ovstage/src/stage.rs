@@ -125,8 +125,12 @@ impl Stage {
     /// A stage with `config`.
     pub fn with_config(name: impl Into<String>, config: StageConfig) -> Stage {
         let name = name.into();
-        let sched =
-            Scheduler::new(&SchedulerConfig { lanes: config.lanes, thread_name: Some(format!("ovstage-{name}")) });
+        let sched = Scheduler::new(&SchedulerConfig {
+            lanes: config.lanes,
+            thread_name: Some(format!("ovstage-{name}")),
+            first_op: first_op_id(),
+            max_ops: config.max_ops,
+        });
         let paths = PathDictionary::new();
         let reserved = ReservedTokens::intern(&paths);
         Stage {
@@ -295,4 +299,15 @@ impl StageInner {
     pub(crate) fn describe(&self, prim: PrimPath) -> String {
         self.paths.describe_path(prim)
     }
+}
+
+/// The first op id of a new stage: each stage counts from its own block of
+/// 2^32 ids (blocks drawn from a process-wide sequence, scrambled), so an
+/// op id of one instance is unknown to another instead of naming one of its
+/// ops. Ids stay below 2^57.
+fn first_op_id() -> OpId {
+    static STAGES: AtomicU64 = AtomicU64::new(0);
+    // An odd multiplier permutes the 24-bit block numbers.
+    let block = STAGES.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9e_37_79) & 0xff_ffff;
+    OpId::from_raw(((block + 1) << 32) | 1).expect("non-zero")
 }

@@ -75,3 +75,50 @@ fn a_path_list_of_another_stage_is_unknown() {
     a.paths().release_path_list_reference(la).unwrap();
     assert_eq!(a.paths().release_path_list_reference(la).unwrap_err().status(), Status::InvalidHandle, "released");
 }
+
+#[test]
+fn op_ids_of_another_stage_are_unknown() {
+    let (a, b) = (stage(1), stage(1));
+    let (src_a, src_b) = (a.paths().intern_path("/S").unwrap(), b.paths().intern_path("/S").unwrap());
+    let (qa, qb) = (query(&a, &["/S"]), query(&b, &["/S"]));
+    wait(&a, write(&a, qa, "x", 1, scalars(&[1.])));
+    wait(&b, write(&b, qb, "x", 1, scalars(&[1.])));
+    let ca = a.clone_subtree(src_a, &[a.paths().intern_path("/T").unwrap()], 2u64).unwrap();
+    let cb = b.clone_subtree(src_b, &[b.paths().intern_path("/T").unwrap()], 2u64).unwrap();
+    assert_ne!(ca, cb, "each stage counts its op ids from its own block");
+    wait(&a, ca);
+    wait(&b, cb);
+    // A's op on B: unknown, not one of B's ops.
+    assert!(b.wait_ok(ca, Timeout::POLL).is_err());
+    assert_eq!(b.fetch_clone_result(ca, Timeout::POLL).unwrap_err().status(), Status::InvalidHandle);
+    assert_eq!(b.release_op(ca).unwrap_err().status(), Status::InvalidHandle);
+    // B's op is untouched by all that.
+    assert_eq!(b.fetch_clone_result(cb, Timeout::POLL).unwrap().source_prim_count, 1);
+    b.release_op(cb).unwrap();
+    a.release_op(ca).unwrap();
+}
+
+#[test]
+fn unreleased_ops_are_bounded_with_queue_full() {
+    let s = ovstage::Stage::with_config("bounded", ovstage::StageConfig::default().with_lanes(1).with_max_ops(8));
+    let q = query(&s, &["/A"]);
+    let ops: Vec<_> = (1..=8u64).map(|o| write(&s, q, "x", o, scalars(&[o as f32]))).collect();
+    let e = s.write_attribute(q, "x", 9u64, scalars(&[9.]), ovstage::PrimMode::Upsert).expect_err("full");
+    assert_eq!(e.status(), Status::QueueFull, "{e}");
+    assert!(e.message().contains("8 ops are submitted and not released"), "{e}");
+    assert!(e.message().contains(&format!("the oldest is {}", ops[0])), "{e}");
+    let e = s.advance_write_floor(9u64, ovstage::FloorScope::All).expect_err("an advance is an op too");
+    assert_eq!(e.status(), Status::QueueFull);
+    // Releasing a handle is always accepted, even when full.
+    wait(&s, ops[7]);
+    s.release_query(q).expect("a release is accepted at the bound");
+    for op in &ops {
+        wait(&s, *op);
+        s.release_op(*op).unwrap();
+    }
+    // The refused write left nothing behind: ordinal 9 is still free.
+    let q = query(&s, &["/A"]);
+    wait(&s, write(&s, q, "x", 9, scalars(&[9.])));
+    wait(&s, seal(&s, 9));
+    assert_eq!(read_f32(&s, q, "x", OrdinalRange::LATEST).unwrap().0, vec![(0, vec![9.])]);
+}

@@ -13,7 +13,7 @@ use ovstage::{
 
 struct Report(String);
 
-/// Handle values are salted per stage; hide their digits.
+/// Handle values and op ids are salted per stage; hide their digits.
 fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -23,7 +23,18 @@ fn redact(text: &str) -> String {
         out.push_str("..");
     }
     out.push_str(rest);
-    out
+    let mut ids = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(at) = rest.find("op ") {
+        ids.push_str(&rest[..at + 3]);
+        let after = rest[at + 3..].trim_start_matches(|c: char| c.is_ascii_digit());
+        if after.len() < rest.len() - at - 3 {
+            ids.push_str("<id>");
+        }
+        rest = after;
+    }
+    ids.push_str(rest);
+    ids
 }
 
 impl Report {
