@@ -2,9 +2,10 @@
 //! conversion, and the panic guard every export runs inside.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{CString, c_char};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{AssertUnwindSafe, PanicHookInfo, catch_unwind};
+use std::sync::{Once, RwLock};
 
 use ovstage_types::{Error, Status};
 
@@ -143,10 +144,55 @@ fn panic_text(payload: &(dyn Any + Send)) -> &str {
         .unwrap_or("a panic without a message")
 }
 
+thread_local! {
+    /// How many export guards the thread is inside.
+    static GUARDED: Cell<u32> = const { Cell::new(0) };
+}
+
+/// What a panic the library does not catch reports through: the hook that
+/// was installed before ours (the standard one prints to stderr).
+type Fallback = Box<dyn Fn(&PanicHookInfo<'_>) + Send + Sync>;
+
+static FALLBACK: RwLock<Option<Fallback>> = RwLock::new(None);
+
+/// Installs, once per process, a panic hook that keeps the library's own
+/// panics off the client's stderr: a panic inside an export or on one of
+/// our lane threads is caught (and becomes INTERNAL with its message), so
+/// the hook only logs where it happened, on the `ovstage.api` channel at
+/// verbose level. Every other panic of the process goes to the hook that
+/// was there before.
+pub(crate) fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        *FALLBACK.write().unwrap_or_else(|e| e.into_inner()) = Some(std::panic::take_hook());
+        std::panic::set_hook(Box::new(|info| {
+            if caught_by_us() {
+                let at = info.location().map_or_else(String::new, |l| format!(" at {}:{}", l.file(), l.line()));
+                let message = format!("caught panic{at}: {}", panic_text(info.payload()));
+                log::emit(log::Severity::Verbose, "ovstage.api", &message);
+            } else if let Some(fallback) = &*FALLBACK.read().unwrap_or_else(|e| e.into_inner()) {
+                fallback(info);
+            }
+        }));
+    });
+}
+
+/// Whether a panic on this thread now is one the library catches: inside
+/// an export, or on a lane thread (named `ovstage-<stage>-lane<i>`), where
+/// the scheduler catches a job's panic.
+fn caught_by_us() -> bool {
+    GUARDED.with(Cell::get) > 0
+        || std::thread::current().name().is_some_and(|n| n.starts_with("ovstage-") && n.contains("-lane"))
+}
+
 /// Runs the body of export `call`, turning a panic into INTERNAL with a
 /// message (a panic must never unwind into C).
 pub(crate) fn guard<R: Failure>(call: &str, body: impl FnOnce() -> R) -> R {
-    match catch_unwind(AssertUnwindSafe(body)) {
+    install_panic_hook();
+    GUARDED.with(|g| g.set(g.get() + 1));
+    let result = catch_unwind(AssertUnwindSafe(body));
+    GUARDED.with(|g| g.set(g.get() - 1));
+    match result {
         Ok(r) => r,
         Err(payload) => {
             let message = format!("{call}: internal error (a bug in ovstage): {}", panic_text(&*payload));
@@ -172,6 +218,28 @@ mod tests {
         assert_eq!(text.len(), e.length);
         let r: ovstage_enqueue_result_t = guard("test_call", || panic!("again"));
         assert_eq!((r.status.0, r.op_index), (Status::Internal.as_raw(), 0));
+    }
+
+    #[test]
+    fn caught_panics_stay_off_stderr_and_others_reach_the_previous_hook() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let _g = crate::tests::exclusive();
+        install_panic_hook();
+        let passed_on = Arc::new(AtomicUsize::new(0));
+        let counter = passed_on.clone();
+        let previous = FALLBACK.write().unwrap().replace(Box::new(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }));
+        let _: ovstage_api_status_t = guard("test_call", || panic!("inside an export"));
+        assert_eq!(passed_on.load(Ordering::SeqCst), 0, "a panic inside a guard is ours");
+        let lane = std::thread::Builder::new().name("ovstage-t-lane0".into());
+        let job = lane.spawn(|| catch_unwind(|| panic!("in a job")).is_err()).unwrap();
+        assert!(job.join().unwrap());
+        assert_eq!(passed_on.load(Ordering::SeqCst), 0, "a panic on a lane is ours");
+        assert!(catch_unwind(|| panic!("the client's own")).is_err());
+        assert_eq!(passed_on.load(Ordering::SeqCst), 1, "any other panic reaches the previous hook");
+        *FALLBACK.write().unwrap() = previous;
     }
 
     #[test]

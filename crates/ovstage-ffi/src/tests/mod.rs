@@ -33,7 +33,7 @@ fn shared() -> RwLockReadGuard<'static, ()> {
 }
 
 /// Exclusive access: no other test holds an instance.
-fn exclusive() -> RwLockWriteGuard<'static, ()> {
+pub(crate) fn exclusive() -> RwLockWriteGuard<'static, ()> {
     PROCESS.write().unwrap_or_else(|e| e.into_inner())
 }
 
