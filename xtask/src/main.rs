@@ -21,6 +21,7 @@ mod codegen;
 mod ctests;
 mod dist;
 mod snippets;
+mod valgrind;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -107,6 +108,7 @@ fn test() -> Result<(), String> {
     step("example run-ahead", example)?;
 
     step_fn("C examples, dlopen test, exported symbols", cexamples::run)?;
+    step_fn("scheduler model under valgrind (release)", valgrind::scheduler_model)?;
     step_fn("dist: pkg-config and CMake consumers", dist::test)?;
     step_fn("check-snippets", check_snippets)?;
     step_fn("benchmark workloads, once each at tiny sizes", bench::smoke)?;

@@ -88,14 +88,14 @@ impl OrderState {
                 if let Some(all) = &bucket.all {
                     push_dep(&mut deps, all);
                 }
-                match cells {
-                    Cells::All => {
+                match cells.as_keys() {
+                    None => {
                         for (_, tail) in bucket.cells.drain(..) {
                             push_dep(&mut deps, &tail);
                         }
                         bucket.all = Some(node.clone());
                     }
-                    Cells::Keys(keys) => {
+                    Some(keys) => {
                         for key in keys {
                             match bucket.cells.iter_mut().find(|(k, _)| k == key) {
                                 // A key listed twice: already this op's.

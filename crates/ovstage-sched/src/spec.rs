@@ -9,35 +9,50 @@ pub type CellKey = u64;
 /// An opaque key naming a handle whose producer, users and release order.
 pub type HandleKey = u64;
 
-/// The cells a mutation touches.
+/// The cells a mutation touches: some keys, or every key.
+///
+/// A struct rather than an enum with an `All` variant: every byte of it is
+/// initialized whichever it is, so code the compiler hoists out of a match
+/// (the ordering lock's loops) never branches on the uninitialized payload
+/// of a variant not taken, which valgrind reports as a use of
+/// uninitialized memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Cells {
-    /// Only these keys.
-    Keys(SmallVec<[CellKey; 2]>),
+pub struct Cells {
+    /// The keys; empty when `all`.
+    keys: SmallVec<[CellKey; 2]>,
     /// Every key (a whole-prim delete, a clone).
-    All,
+    all: bool,
 }
 
 impl Cells {
     /// One key.
     pub fn one(key: CellKey) -> Cells {
-        Cells::Keys(SmallVec::from_slice(&[key]))
+        Cells { keys: SmallVec::from_slice(&[key]), all: false }
+    }
+
+    /// These keys.
+    pub fn keys(keys: impl IntoIterator<Item = CellKey>) -> Cells {
+        Cells { keys: keys.into_iter().collect(), all: false }
+    }
+
+    /// Every key.
+    pub fn all() -> Cells {
+        Cells { keys: SmallVec::new(), all: true }
+    }
+
+    /// The keys, or `None` for every key.
+    pub fn as_keys(&self) -> Option<&[CellKey]> {
+        (!self.all).then_some(&self.keys[..])
     }
 
     /// Whether the two touch a common key.
     pub(crate) fn overlaps(&self, other: &Cells) -> bool {
-        match (self, other) {
-            (Cells::All, _) | (_, Cells::All) => true,
-            (Cells::Keys(a), Cells::Keys(b)) => a.iter().any(|k| b.contains(k)),
-        }
+        self.all || other.all || self.keys.iter().any(|k| other.keys.contains(k))
     }
 
     /// Whether it touches `key`.
     pub(crate) fn has(&self, key: CellKey) -> bool {
-        match self {
-            Cells::All => true,
-            Cells::Keys(keys) => keys.contains(&key),
-        }
+        self.all || self.keys.contains(&key)
     }
 }
 
@@ -178,8 +193,9 @@ mod tests {
         assert!(OpSpec::independent().using(3).is_ordered());
         assert!(OpSpec::new(Order::AfterFloors).is_ordered());
         assert!(OpSpec::new(Order::Mutation { ordinal: 1, cells: Cells::one(1) }).is_ordered());
-        assert!(Cells::one(1).overlaps(&Cells::All));
+        assert!(Cells::one(1).overlaps(&Cells::all()));
         assert!(!Cells::one(1).overlaps(&Cells::one(2)));
-        assert!(Cells::All.has(9) && !Cells::one(1).has(9));
+        assert!(Cells::all().has(9) && !Cells::one(1).has(9));
+        assert_eq!((Cells::all().as_keys(), Cells::keys([3, 4]).as_keys()), (None, Some(&[3, 4][..])));
     }
 }

@@ -56,7 +56,7 @@ fn scope_of(scope: u8, keys: &[u64]) -> FloorScope {
 fn spec_of(g: &Gen) -> OpSpec {
     match g {
         Gen::Mutation { ordinal, keys, all, barrier } => {
-            let cells = if *all { Cells::All } else { Cells::Keys(keys.iter().copied().collect()) };
+            let cells = if *all { Cells::all() } else { Cells::keys(keys.iter().copied()) };
             if *barrier {
                 OpSpec::new(Order::Barrier { ordinal: *ordinal, cells })
             } else {

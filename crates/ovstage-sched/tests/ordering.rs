@@ -96,7 +96,7 @@ fn whole_prim_mutation_orders_with_every_key_at_its_ordinal() {
     let s = sched(2);
     let (job, gate) = gated();
     let first = s.submit(&mutation(3, 9), job);
-    let all = s.submit(&OpSpec::new(Order::Mutation { ordinal: 3, cells: Cells::All }), noop());
+    let all = s.submit(&OpSpec::new(Order::Mutation { ordinal: 3, cells: Cells::all() }), noop());
     let after = s.submit(&mutation(3, 4), noop());
     assert!(is_pending(&s, all));
     assert!(is_pending(&s, after), "a key mutation after an all-cells one must follow it");

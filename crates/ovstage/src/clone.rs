@@ -62,7 +62,7 @@ impl Stage {
             owner.clone_results.lock().unwrap_or_else(|e| e.into_inner()).insert(key, result);
             failure.map_or(Ok(()), |e| Err(Failure::from(e)))
         });
-        let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::All });
+        let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::all() });
         let op = inner.sched.submit_checked(&spec, job, || {
             let base = inner.floors.base_submitted.load(Ordering::Acquire);
             if ordinal <= base {

@@ -5,7 +5,6 @@ use std::sync::atomic::Ordering;
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
 use ovstage_types::{Error, OpId, Ordinal, QueryHandle, Result, Status};
-use smallvec::SmallVec;
 
 use crate::api::AttrRef;
 use crate::family::Family;
@@ -52,7 +51,7 @@ impl StageInner {
         // A delete removes what exists when it runs: order it with every
         // mutation of what it touches.
         if attributes.is_empty() {
-            let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::All }).using(q.key);
+            let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::all() }).using(q.key);
             let target: Arc<std::sync::Mutex<Option<Target>>> = Arc::default();
             let job_target = target.clone();
             let job: Job = Box::new(move || {
@@ -103,11 +102,8 @@ impl StageInner {
                 families.push(family);
             }
         }
-        let spec = OpSpec::new(Order::Barrier {
-            ordinal,
-            cells: Cells::Keys(families.iter().map(|f| f.id).collect::<SmallVec<_>>()),
-        })
-        .using(q.key);
+        let spec =
+            OpSpec::new(Order::Barrier { ordinal, cells: Cells::keys(families.iter().map(|f| f.id)) }).using(q.key);
         let target = Target::Attributes(families.clone());
         let job: Job = Box::new(move || {
             let result = owner.apply_delete(&q, &target, ordinal);

@@ -304,7 +304,7 @@ impl StageInner {
                 None => Entry::Deferred { family, reserved, data: w.data },
             });
         }
-        let cells = Cells::Keys(entries.iter().map(|e| e.family().id).collect::<SmallVec<_>>());
+        let cells = Cells::keys(entries.iter().map(|e| e.family().id));
         // INSERT depends on which prims exist when it runs: order it with
         // every mutation of its attributes.
         let order = match mode {

@@ -122,3 +122,26 @@ fn unreleased_ops_are_bounded_with_queue_full() {
     wait(&s, seal(&s, 9));
     assert_eq!(read_f32(&s, q, "x", OrdinalRange::LATEST).unwrap().0, vec![(0, vec![9.])]);
 }
+
+/// Decided: UINT64_MAX is an ordinal like any other (the contract has no
+/// sentinel ordinals for writes). A change there is unsealed until the
+/// floor reaches UINT64_MAX, so by the contract's rule a LATEST read of
+/// that cell fails with WRITE_FLOOR_VIOLATION meanwhile; the sealed floor
+/// stays readable, and advancing the floor to UINT64_MAX seals it, after
+/// which nothing can be written to the attribute again.
+#[test]
+fn a_write_at_the_highest_ordinal_is_an_ordinary_unsealed_change() {
+    let s = stage(2);
+    let q = query(&s, &["/A"]);
+    wait(&s, write(&s, q, "x", 1, scalars(&[1.])));
+    wait(&s, seal(&s, 1));
+    wait(&s, write(&s, q, "x", u64::MAX, scalars(&[2.])));
+    let e = read_f32(&s, q, "x", OrdinalRange::LATEST).expect_err("unsealed change at the end");
+    assert_eq!(e.status(), Status::WriteFloorViolation, "{e}");
+    assert_eq!(e.context().ordinal.map(|o| o.get()), Some(u64::MAX), "{e}");
+    assert_eq!(read_f32(&s, q, "x", OrdinalRange::snapshot(1u64)).unwrap().0, vec![(0, vec![1.])]);
+    wait(&s, seal(&s, u64::MAX));
+    assert_eq!(read_f32(&s, q, "x", OrdinalRange::LATEST).unwrap().0, vec![(0, vec![2.])]);
+    let e = s.write_attribute(q, "x", u64::MAX, scalars(&[3.]), ovstage::PrimMode::Upsert).expect_err("sealed");
+    assert_eq!(e.status(), Status::WriteFloorViolation, "{e}");
+}
