@@ -42,7 +42,11 @@ pub(crate) unsafe fn text<'a>(s: ovx_string_t, what: impl Display) -> Result<&'a
             Err(Error::invalid_argument(format!("{what}: NULL string with length {}", s.length)))
         };
     }
-    // SAFETY: the caller guarantees `length` readable bytes at `ptr`.
+    if s.length > isize::MAX as usize {
+        return Err(Error::invalid_argument(format!("{what}: length {} is larger than any string can be", s.length)));
+    }
+    // SAFETY: the caller guarantees `length` readable bytes at `ptr` (and,
+    // checked, no more than an allocation can have).
     let bytes = unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.length) };
     std::str::from_utf8(bytes).map_err(|e| Error::invalid_argument(format!("{what}: not UTF-8 ({e})")))
 }
@@ -71,7 +75,11 @@ pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: impl Display)
     if ptr.is_null() {
         return Err(Error::invalid_argument(format!("{what} is NULL but its count is {len}")));
     }
-    // SAFETY: non-NULL with `len` elements, per the caller.
+    if len > isize::MAX as usize / size_of::<T>().max(1) {
+        return Err(Error::invalid_argument(format!("{what}: count {len} is larger than any array can be")));
+    }
+    // SAFETY: non-NULL with `len` elements, per the caller (and, checked,
+    // no more bytes than an allocation can have).
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 

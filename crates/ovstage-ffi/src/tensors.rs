@@ -227,6 +227,7 @@ unsafe fn check(t: &DLTensor, what: impl std::fmt::Display + Copy) -> Result<Che
     let count = dims[..ndim].iter().try_fold(1u64, |acc, d| acc.checked_mul(*d));
     let bytes = count
         .and_then(|c| c.checked_mul(element as u64))
+        .filter(|b| *b <= isize::MAX as u64)
         .and_then(|b| usize::try_from(b).ok())
         .ok_or_else(|| Error::invalid_argument(format!("{what}: shape {:?} is too large", &dims[..ndim])))?;
     let strided = if t.strides.is_null() || bytes == 0 {

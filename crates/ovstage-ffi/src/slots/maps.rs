@@ -81,7 +81,15 @@ pub(super) unsafe extern "C" fn map_attribute(
                 None
             } else {
                 let s = strings::slice(element_sizes, element_count, format!("{CALL}: element_sizes"))?;
-                Some(s.iter().map(|n| *n as u64).collect::<Vec<u64>>())
+                let mut sizes = Vec::new();
+                sizes.try_reserve_exact(s.len()).map_err(|_| {
+                    Error::new(
+                        Status::OutOfMemory,
+                        format!("{CALL}: could not allocate a copy of element_sizes ({} entries)", s.len()),
+                    )
+                })?;
+                sizes.extend(s.iter().map(|n| *n as u64));
+                Some(sizes)
             };
             let e = c.stage.map_attribute(q, desc, ordinal, sizes.as_deref()).map_err(in_call(CALL))?;
             Ok((e.handle.get(), e.op))

@@ -165,3 +165,22 @@ fn a_read_group_id_of_another_instance_is_unknown() {
         assert_eq!(release(&a, &groups[0]), OK);
     }
 }
+
+#[test]
+fn counts_and_lengths_larger_than_memory_are_refused_before_any_read() {
+    let _g = shared();
+    let i = Inst::new();
+    let q = i.query(&["/A"]);
+    let one = attr("x");
+    // SAFETY: live instance; the counts lie, and must be refused before
+    // anything is read past the one element given.
+    unsafe {
+        let r = (i.vt().delete_attributes.unwrap())(i.ctx(), q, &one, usize::MAX, 1);
+        assert_eq!((r.status.0, r.op_index), (INVALID_ARGUMENT, 0));
+        assert!(last_error().contains("larger than any array can be"), "{}", last_error());
+        let long = ovx_string_or_token_t { token: 0, string: ovx_string_t { ptr: c"x".as_ptr(), length: usize::MAX } };
+        let r = (i.vt().delete_attributes.unwrap())(i.ctx(), q, &long, 1, 1);
+        assert_eq!((r.status.0, r.op_index), (INVALID_ARGUMENT, 0));
+        assert!(last_error().contains("larger than any string can be"), "{}", last_error());
+    }
+}
