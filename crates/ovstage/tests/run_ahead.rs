@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
@@ -64,14 +65,13 @@ fn reads_at_the_floor_succeed_while_a_producer_runs_a_hundred_ahead() {
 
 /// One producer of the multi-threaded variant: its own attribute on its
 /// own prim, running `LEAD` ahead of that attribute's floor.
-fn produce(s: &Stage, q: QueryHandle, attr: &str, ticks: u64, floor: &AtomicU64) {
+fn produce(s: &Stage, q: QueryHandle, attr: &str, ticks: u64) {
     let mut ops = Vec::new();
     for t in 1..=ticks {
         ops.push(write(s, q, attr, t, scalars(&[at(t)])));
         if t % EVERY == 0 && t > LEAD {
             let scope = FloorScope::Include(vec![AttrRef::from(attr)]);
             ops.push(s.advance_write_floor(t - LEAD, scope).unwrap());
-            floor.store(t - LEAD, Ordering::Release);
         }
         if ops.len() > 64 {
             ops.drain(..32).for_each(|op| wait(s, op));
@@ -90,20 +90,18 @@ fn reads_at_the_floor_succeed_with_several_producers_and_readers() {
     let s = Stage::with_config("issue-mt", config);
     let attrs: Vec<String> = (0..PRODUCERS).map(|i| format!("x{i}")).collect();
     let queries: Vec<QueryHandle> = (0..PRODUCERS).map(|i| query(&s, &[&format!("/P{i}")])).collect();
-    // What each producer last advanced its floor to (for the record only:
-    // readers ask the stage).
-    let floors: Vec<AtomicU64> = (0..PRODUCERS).map(|_| AtomicU64::new(0)).collect();
     let done = AtomicBool::new(false);
-    let (reads, failures) = (AtomicU64::new(0), AtomicU64::new(0));
+    let reads = AtomicU64::new(0);
+    let failures: Mutex<Vec<String>> = Mutex::default();
     thread::scope(|scope| {
         let producers: Vec<_> = (0..PRODUCERS)
             .map(|i| {
-                let (s, q, attr, floor) = (&s, queries[i], &attrs[i], &floors[i]);
-                scope.spawn(move || produce(s, q, attr, 800, floor))
+                let (s, q, attr) = (&s, queries[i], &attrs[i]);
+                scope.spawn(move || produce(s, q, attr, 800))
             })
             .collect();
         for r in 0..4 {
-            let (s, attrs, queries, floors, done) = (&s, &attrs, &queries, &floors, &done);
+            let (s, attrs, queries, done) = (&s, &attrs, &queries, &done);
             let (reads, failures) = (&reads, &failures);
             scope.spawn(move || {
                 let mut i = r;
@@ -119,10 +117,7 @@ fn reads_at_the_floor_succeed_with_several_producers_and_readers() {
                     reads.fetch_add(1, Ordering::Relaxed);
                     match snapshot_of(s, queries[i], &attrs[i], f) {
                         Ok(v) => assert_eq!(v, at(f), "{} at its floor {f}", attrs[i]),
-                        Err(e) => {
-                            eprintln!("{} at its floor {f}: {e}", attrs[i]);
-                            failures.fetch_add(1, Ordering::Relaxed);
-                        }
+                        Err(e) => failures.lock().unwrap().push(format!("{} at its floor {f}: {e}", attrs[i])),
                     }
                 }
             });
@@ -131,7 +126,13 @@ fn reads_at_the_floor_succeed_with_several_producers_and_readers() {
         done.store(true, Ordering::Release);
     });
     assert!(reads.load(Ordering::Relaxed) > 0);
-    assert_eq!(failures.load(Ordering::Relaxed), 0, "of {} reads at the floor", reads.load(Ordering::Relaxed));
+    let failures = failures.into_inner().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} of {} reads at the floor failed: {failures:#?}",
+        failures.len(),
+        reads.into_inner()
+    );
 }
 
 #[test]
