@@ -163,7 +163,7 @@ pub mod values {
         /// per column before the newest are merged; at least 4 versions are
         /// kept whatever their size; not applied when
         /// `OVSTAGE_CONFIG_RUNTIME_UNSEALED_OVERFLOW` is 1 (0 or absent:
-        /// 64 MiB).
+        /// 8 MiB).
         OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_BYTES = 259,
         /// This library's extension: what a mutation beyond
         /// `OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_VERSIONS` does. 0 (or

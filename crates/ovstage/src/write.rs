@@ -241,7 +241,8 @@ impl StageInner {
         let floor = self.submitted_floor(family);
         let all = lock(&self.floors.unsealed_all);
         let held = family.unsealed().distinct_with(&all, floor, ordinal);
-        let limit = self.config.max_versions;
+        // At least one: a limit of 0 would refuse every mutation.
+        let limit = self.config.max_versions.max(1);
         if held <= limit {
             return Ok(());
         }

@@ -108,7 +108,7 @@ typedef enum ovstage_config_uint64_t {
      * per column before the newest are merged; at least 4 versions are
      * kept whatever their size; not applied when
      * `OVSTAGE_CONFIG_RUNTIME_UNSEALED_OVERFLOW` is 1 (0 or absent:
-     * 64 MiB).
+     * 8 MiB).
      */
     OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_BYTES = 259,
     /**

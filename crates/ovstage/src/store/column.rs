@@ -153,6 +153,13 @@ pub(crate) struct Version {
     /// snapshots strictly inside `[from, ordinal)` are not exact.
     from: u64,
     parts: Parts,
+    /// Where each part sorts: its ordinal, or 0 for the parts a merge
+    /// compacted (they precede every later arrival). A change published
+    /// into a merged span after the merge (its ordinal inside the span,
+    /// its cells changed by nothing newer when it was admitted) goes after
+    /// the compacted parts but before later arrivals at higher ordinals,
+    /// which may change the same cells and may have run first.
+    keys: SmallVec<[u64; 1]>,
     /// Sum of the parts' [`Part::bytes`].
     bytes: usize,
     /// Rows whose last change at this ordinal is a write.
@@ -169,6 +176,7 @@ impl Version {
             ordinal,
             from: ordinal,
             parts: Parts::new(),
+            keys: SmallVec::new(),
             bytes: 0,
             written: RowSet::new(),
             deleted: RowSet::new(),
@@ -260,6 +268,9 @@ pub(crate) struct ColumnState {
     row_of: Vec<u32>,
     prim_of: Vec<PrimPath>,
     versions: VecDeque<Version>,
+    /// Sum of the versions' `bytes`: with a thousand unsealed versions,
+    /// summing them at every publish would cost more than the write.
+    bytes: usize,
     /// Highest ordinal of a version dropped by the retention trim.
     trimmed_through: Option<u64>,
     layout_generation: u64,
@@ -304,6 +315,7 @@ impl Column {
                 row_of: Vec::new(),
                 prim_of: Vec::new(),
                 versions: VecDeque::new(),
+                bytes: 0,
                 trimmed_through: None,
                 layout_generation: 1,
                 dead: RowSet::new(),
@@ -531,15 +543,27 @@ impl ColumnGuard<'_> {
         for later in st.versions.range_mut(pos..) {
             later.nrows = later.nrows.max(nrows);
         }
-        let newest = pos + 1 == st.versions.len();
+        let is_newest_version = pos + 1 == st.versions.len();
         let v = &mut st.versions[pos];
         // Parts only ever join unsealed versions, which have no image yet.
         debug_assert!(v.image.is_none(), "publishing into a materialized version");
         v.image = None;
+        // In ordinal order: before parts that arrived earlier at higher
+        // ordinals of a merged span (see `Version::keys`). Rows those parts
+        // change keep the status they give.
+        let at = v.keys.partition_point(|k| *k <= ordinal);
+        let hidden = (at < v.parts.len()).then(|| {
+            let mut later = RowSet::new();
+            v.parts[at..].iter().for_each(|p| later.insert_rows(p.rows()));
+            later
+        });
+        let newest = is_newest_version && hidden.is_none();
+        let visible = |rows| visible_rows(rows, hidden.as_ref());
         let structural = match &part {
             Part::Write { rows, .. } | Part::WriteArray { rows, .. } => {
-                v.written.insert_rows(rows);
-                v.deleted.remove_rows(rows);
+                let shown = visible(rows);
+                v.written.insert_rows(&shown);
+                v.deleted.remove_rows(&shown);
                 if st.dead.first_hit(rows).is_some() {
                     st.dead.remove_rows(rows);
                     st.layout_generation += 1;
@@ -547,8 +571,9 @@ impl ColumnGuard<'_> {
                 st.liveness.written(rows, newest)
             }
             Part::Delete { rows } => {
-                v.deleted.insert_rows(rows);
-                v.written.remove_rows(rows);
+                let shown = visible(rows);
+                v.deleted.insert_rows(&shown);
+                v.written.remove_rows(&shown);
                 st.dead.insert_rows(rows);
                 st.layout_generation += 1;
                 st.liveness.deleted(rows);
@@ -560,7 +585,9 @@ impl ColumnGuard<'_> {
         }
         let v = &mut st.versions[pos];
         v.bytes += part.bytes();
-        v.parts.push(part);
+        st.bytes += part.bytes();
+        v.parts.insert(at, part);
+        v.keys.insert(at, ordinal);
         self.merge_excess(bound);
     }
 
@@ -579,7 +606,16 @@ impl ColumnGuard<'_> {
             let st = &mut *self.state;
             let first = st.versions.partition_point(|v| v.ordinal <= bound.floor);
             let unsealed = st.versions.range(first..);
-            if !limits.exceeded(unsealed.len(), || unsealed.map(|v| v.bytes).sum()) {
+            // The unsealed bytes: the total less the (usually few) sealed
+            // versions', or the unsealed ones' when they are fewer.
+            let bytes = || {
+                if first <= unsealed.len() {
+                    st.bytes - st.versions.range(..first).map(|v| v.bytes).sum::<usize>()
+                } else {
+                    st.versions.range(first..).map(|v| v.bytes).sum()
+                }
+            };
+            if !limits.exceeded(unsealed.len(), bytes) {
                 return;
             }
             let end = st.versions.partition_point(|v| v.ordinal < bound.below);
@@ -598,10 +634,15 @@ impl ColumnGuard<'_> {
             v.deleted.union_with(&newer.deleted);
             v.parts.extend(newer.parts);
             let parts = std::mem::take(&mut v.parts);
+            v.keys.clear();
             let nrows = v.nrows;
             let merged = compact(parts, nrows, self.column.row_bytes, &self.column.pool);
-            let v = &mut self.state.versions[i];
+            let st = &mut *self.state;
+            let v = &mut st.versions[i];
+            let before = v.bytes + newer.bytes;
             v.bytes = merged.iter().map(Part::bytes).sum();
+            st.bytes = st.bytes + v.bytes - before;
+            v.keys = merged.iter().map(|_| 0).collect();
             v.parts = merged;
         }
     }
@@ -649,6 +690,7 @@ impl ColumnGuard<'_> {
                         // image and parts so a uniquely held buffer can be
                         // written in place.
                         st.versions[b].parts.clear();
+                        st.versions[b].keys.clear();
                         st.versions[b].image.take().expect("found above")
                     } else {
                         st.versions[b].image.clone().expect("found above")
@@ -781,6 +823,7 @@ impl ColumnGuard<'_> {
         }
         self.image_at(base, true);
         let dropped: Vec<Version> = self.state.versions.drain(..base).collect();
+        self.state.bytes -= dropped.iter().map(|v| v.bytes).sum::<usize>();
         for v in dropped {
             self.state.trimmed_through = Some(self.state.trimmed_through.map_or(v.ordinal, |t| t.max(v.ordinal)));
             self.recycle(v);
@@ -818,6 +861,16 @@ impl ColumnGuard<'_> {
             }
         }
         (self.state.versions.len(), bytes)
+    }
+}
+
+/// `rows` less those in `hidden` (borrowed when there are none).
+fn visible_rows<'a>(rows: &'a Rows, hidden: Option<&RowSet>) -> std::borrow::Cow<'a, Rows> {
+    match hidden {
+        None => std::borrow::Cow::Borrowed(rows),
+        Some(h) => std::borrow::Cow::Owned(Rows::from_vec(
+            (0..rows.len()).map(|i| rows.get(i)).filter(|r| !h.contains(*r)).collect(),
+        )),
     }
 }
 
@@ -1218,6 +1271,8 @@ mod tests {
             // The live prims at the newest version, and the structure
             // counter moves whenever they change.
             let mut g = col.lock();
+            let sum: usize = g.state.versions.iter().map(|v| v.bytes).sum();
+            prop_assert_eq!(g.state.bytes, sum, "the running byte total");
             let mut live = RowSet::new();
             g.add_live_prims(&mut live);
             let live: Vec<u32> = live.iter().collect();
@@ -1316,6 +1371,34 @@ mod tests {
             assert!(matches!(g.snapshot(t), Snapshot::Trimmed { oldest: 9 }), "at {t}");
         }
         assert_eq!(g.oldest_exact(1), 0, "a floor below the span reads exactly");
+    }
+
+    #[test]
+    fn late_changes_inside_a_merged_span_apply_in_ordinal_order() {
+        // Span [1, 4] merged while nothing was pending. Then writes of one
+        // row at 1 and at 2, admitted in that order (nothing newer changed
+        // the row), run in the other order: both land in the span, and the
+        // one at 2 must stay the row's value.
+        let col = column_with(Limits::versions(2), ValueKind::Fixed);
+        let mut g = col.lock();
+        let rows = g.assign_rows([prim(0)].into_iter());
+        let put = |g: &mut ColumnGuard<'_>, t: u64, rows: &Rows, value: u32, below: u64| {
+            let mut buf = Buf::zeroed(4 * rows.len());
+            buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&vec![value; rows.len()]));
+            g.publish(t, Part::Write { rows: rows.clone(), data: Arc::new(buf) }, MergeBound { floor: 0, below });
+        };
+        put(&mut g, 1, &rows, 1, 1);
+        put(&mut g, 4, &rows, 4, 4);
+        put(&mut g, 5, &rows, 5, 5);
+        assert!(matches!(g.snapshot(2), Snapshot::Trimmed { oldest: 4 }), "[1, 4] is merged");
+        let other = g.assign_rows([prim(1)].into_iter());
+        put(&mut g, 2, &other, 20, 1);
+        put(&mut g, 1, &other, 10, 1);
+        let Snapshot::Image { image, .. } = g.snapshot(4) else { panic!("no image at 4") };
+        assert_eq!(row_value(&image, 1), Some(vec![20]), "the change at 2 follows the one at 1");
+        assert_eq!(row_value(&image, 0), Some(vec![4]));
+        drop(image);
+        assert!(g.latest_row(1) == Some(20u32.to_le_bytes().to_vec()));
     }
 
     #[test]
