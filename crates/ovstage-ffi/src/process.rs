@@ -8,7 +8,7 @@ use std::ffi::CString;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ovstage_types::{AdmissionPolicy, Error, Result, Status};
-use stage::{Lanes, StageConfig};
+use stage::{Lanes, StageConfig, UnsealedOverflow};
 
 use crate::abi::api_types::{ovstage_api_status_t, ovstage_instance_t};
 use crate::abi::ovx_string::ovx_string_t;
@@ -31,6 +31,8 @@ pub(crate) struct Settings {
     history_depth: u64,
     max_versions: u64,
     max_unsealed_bytes: u64,
+    max_ops: u64,
+    unsealed_overflow: UnsealedOverflow,
 }
 
 impl Default for Settings {
@@ -44,6 +46,8 @@ impl Default for Settings {
             history_depth: stage.history_depth as u64,
             max_versions: stage.max_versions as u64,
             max_unsealed_bytes: stage.max_unsealed_bytes as u64,
+            max_ops: stage.max_ops as u64,
+            unsealed_overflow: stage.unsealed_overflow,
         }
     }
 }
@@ -57,7 +61,8 @@ impl Settings {
             history_depth: self.history_depth as usize,
             max_versions: self.max_versions as usize,
             max_unsealed_bytes: usize::try_from(self.max_unsealed_bytes).unwrap_or(usize::MAX),
-            ..StageConfig::default()
+            unsealed_overflow: self.unsealed_overflow,
+            max_ops: usize::try_from(self.max_ops).unwrap_or(usize::MAX),
         }
     }
 }
@@ -71,6 +76,8 @@ enum Setting {
     HistoryDepth(u64),
     MaxVersions(u64),
     MaxUnsealedBytes(u64),
+    MaxOps(u64),
+    UnsealedOverflow(UnsealedOverflow),
 }
 
 impl Setting {
@@ -82,6 +89,8 @@ impl Setting {
             Setting::HistoryDepth(n) => s.history_depth = n,
             Setting::MaxVersions(n) => s.max_versions = n,
             Setting::MaxUnsealedBytes(n) => s.max_unsealed_bytes = n,
+            Setting::MaxOps(n) => s.max_ops = n,
+            Setting::UnsealedOverflow(o) => s.unsealed_overflow = o,
         }
     }
 
@@ -114,7 +123,21 @@ impl Setting {
             Setting::MaxUnsealedBytes(n) => {
                 ("OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_BYTES", n.to_string(), s.max_unsealed_bytes.to_string())
             }
+            Setting::MaxOps(n) => ("OVSTAGE_CONFIG_RUNTIME_MAX_OPS", n.to_string(), s.max_ops.to_string()),
+            Setting::UnsealedOverflow(o) => (
+                "OVSTAGE_CONFIG_RUNTIME_UNSEALED_OVERFLOW",
+                overflow_code(o).to_string(),
+                overflow_code(s.unsealed_overflow).to_string(),
+            ),
         }
+    }
+}
+
+/// The value of `OVSTAGE_CONFIG_RUNTIME_UNSEALED_OVERFLOW` for a policy.
+fn overflow_code(o: UnsealedOverflow) -> u64 {
+    match o {
+        UnsealedOverflow::Coalesce => 0,
+        UnsealedOverflow::Reject => 1,
     }
 }
 
@@ -277,6 +300,18 @@ unsafe fn parse(entry: &ovstage_config_entry_t) -> Result<Parsed> {
                 k if k == U64Key::OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_BYTES as u32 => {
                     Some(Setting::MaxUnsealedBytes(if v == 0 { Settings::default().max_unsealed_bytes } else { v }))
                 }
+                k if k == U64Key::OVSTAGE_CONFIG_RUNTIME_MAX_OPS as u32 => {
+                    Some(Setting::MaxOps(if v == 0 { Settings::default().max_ops } else { v }))
+                }
+                k if k == U64Key::OVSTAGE_CONFIG_RUNTIME_UNSEALED_OVERFLOW as u32 => match v {
+                    0 => Some(Setting::UnsealedOverflow(UnsealedOverflow::Coalesce)),
+                    1 => Some(Setting::UnsealedOverflow(UnsealedOverflow::Reject)),
+                    _ => {
+                        return Err(Error::invalid_argument(format!(
+                            "OVSTAGE_CONFIG_RUNTIME_UNSEALED_OVERFLOW: {v} is not an overflow policy (0 coalesce, 1 reject)"
+                        )));
+                    }
+                },
                 _ => return Err(Error::invalid_argument(format!("{name}: unknown uint64 config key"))),
             };
             Ok((setting, None))

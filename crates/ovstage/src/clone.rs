@@ -72,6 +72,9 @@ impl Stage {
                 )
                 .with_ordinal(ordinal));
             }
+            for f in inner.all_families() {
+                inner.check_unsealed_room(&f, ordinal, CALL)?;
+            }
             *lock(&floors) = inner.all_families().iter().map(|f| (f.id, inner.submitted_floor(f))).collect();
             // The prims a clone touches are known only when it runs.
             lock(&inner.floors.unsealed_all).push(ordinal, None);

@@ -84,6 +84,9 @@ impl StageInner {
                         return Err(self.conflict(CALL, "(all)", ordinal, at, prim));
                     }
                 }
+                for f in &families {
+                    self.check_unsealed_room(f, ordinal, CALL)?;
+                }
                 let floors = families.iter().map(|f| (f.id, self.submitted_floor(f))).collect();
                 *lock(&target) = Some(Target::Prims { floors, base });
                 lock(&self.floors.unsealed_all).push(ordinal, targets.bits.as_deref());

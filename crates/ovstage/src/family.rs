@@ -80,6 +80,22 @@ impl UnsealedLog {
         }
     }
 
+    /// How many distinct ordinals above `floor` this log and `other` hold,
+    /// counting `extra` as one of them. This log must hold nothing at or
+    /// below `floor` (it is pruned there); `other` may, and is usually
+    /// empty.
+    pub(crate) fn distinct_with(&self, other: &UnsealedLog, floor: u64, extra: u64) -> usize {
+        let from_other =
+            other.by_ordinal.range(floor.saturating_add(1)..).filter(|(o, _)| !self.by_ordinal.contains_key(o));
+        let mut n = self.by_ordinal.len();
+        let mut extra_seen = self.by_ordinal.contains_key(&extra);
+        for (o, _) in from_other {
+            n += 1;
+            extra_seen |= *o == extra;
+        }
+        n + usize::from(!extra_seen)
+    }
+
     /// Forgets everything at or below `floor` (sealed).
     pub(crate) fn prune(&mut self, floor: u64) {
         // Entry by entry from the front: no new tree per floor advance.

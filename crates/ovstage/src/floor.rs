@@ -52,14 +52,24 @@ impl Stage {
         })
     }
 
-    /// Enqueues a read of the retention frontier: snapshots and ranges at or
-    /// above it are exact (the floor `history_depth` advances ago, or above
-    /// the newest merged span of a column that hit `max_versions`).
+    /// Enqueues a read of the retention frontier: snapshots and ranges from
+    /// it up to the write floor are exact. It is the floor `history_depth`
+    /// advances ago, or the end of a merged span (a producer that ran
+    /// further ahead than `max_versions` under `UnsealedOverflow::Coalesce`)
+    /// reaching at or below an attribute's floor. Merged spans wholly above
+    /// the floor do not count: no read can ask for them yet.
     pub fn get_oldest_preserved_ordinal(&self) -> Result<Enqueued<OrdinalQueryHandle>> {
         let owner = self.inner.clone();
         self.inner.enqueue_ordinal_query(move || {
-            let merged =
-                owner.all_families().iter().flat_map(|f| f.columns()).map(|c| c.merged_through()).max().unwrap_or(0);
+            let merged = owner
+                .all_families()
+                .iter()
+                .flat_map(|f| {
+                    let floor = owner.committed_floor(f);
+                    f.columns().into_iter().map(move |c| c.lock().oldest_exact(floor))
+                })
+                .max()
+                .unwrap_or(0);
             owner.floors.frontier.load(Ordering::Acquire).max(merged)
         })
     }

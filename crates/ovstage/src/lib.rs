@@ -56,7 +56,7 @@ mod write;
 pub use api::{AttrRef, AttributeWrite, Enqueued, FloorScope, Selection, WriteData};
 pub use array_rows::{ArrayRows, ArrayRowsBuilder, HostRows};
 pub use clone::CloneResult;
-pub use config::StageConfig;
+pub use config::{StageConfig, UnsealedOverflow};
 pub use group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup, TensorView};
 pub use handles::HandleTable;
 pub use hierarchy::{HierarchyItem, HierarchyResult};

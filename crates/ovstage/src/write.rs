@@ -11,6 +11,7 @@ use ovstage_types::{
 use smallvec::SmallVec;
 
 use crate::api::{AttrRef, AttributeWrite, WriteData};
+use crate::config::UnsealedOverflow;
 use crate::family::{Family, UnsealedLog, prim_bit};
 use crate::metadata::{self, Reserved};
 use crate::query::QueryState;
@@ -175,12 +176,14 @@ impl StageInner {
     }
 
     /// Versions of a family's columns below this may be merged: above the
-    /// committed floor (sealed versions are never merged) and below every
-    /// mutation still to run (so nothing lands inside a merged span out of
-    /// ordinal order).
+    /// submitted floor and below every mutation still to run (so nothing
+    /// lands inside a merged span out of ordinal order). The submitted
+    /// floor, not the committed one: a read enqueued after an advance to F
+    /// reads at F once the advance runs, so versions up to F must stay
+    /// exact from the moment the advance is accepted.
     pub(crate) fn merge_bound(&self, family: &Family) -> MergeBound {
         let lowest = [family.pending.lowest(), self.floors.pending_all.lowest()].into_iter().flatten().min();
-        MergeBound { floor: self.committed_floor(family), below: lowest.unwrap_or(u64::MAX) }
+        MergeBound { floor: self.submitted_floor(family), below: lowest.unwrap_or(u64::MAX) }
     }
 
     /// The effective committed floor of a family.
@@ -216,11 +219,41 @@ impl StageInner {
             self.admission(&[&f.unsealed(), &all], t, ordinal)
                 .map_err(|(at, prim)| self.conflict(call, &f.name_text, ordinal, at, prim))?;
         }
+        for (f, _) in entries {
+            self.check_unsealed_room(f, ordinal, call)?;
+        }
         for (f, t) in entries {
             f.unsealed().push(ordinal, t.bits.as_deref());
             f.pending.add(ordinal);
         }
         Ok(())
+    }
+
+    /// Under [`UnsealedOverflow::Reject`], refuses (with `QUEUE_FULL`) a
+    /// mutation at `ordinal` that would give `family` more than
+    /// `max_versions` distinct unsealed ordinals: its columns then never
+    /// merge, and every ordinal stays readable once sealed. Run under the
+    /// ordering lock, where the unsealed logs and submitted floors change.
+    pub(crate) fn check_unsealed_room(&self, family: &Family, ordinal: u64, call: &'static str) -> Result<()> {
+        if self.config.unsealed_overflow != UnsealedOverflow::Reject {
+            return Ok(());
+        }
+        let floor = self.submitted_floor(family);
+        let all = lock(&self.floors.unsealed_all);
+        let held = family.unsealed().distinct_with(&all, floor, ordinal);
+        // At least one: a limit of 0 would refuse every mutation.
+        let limit = self.config.max_versions.max(1);
+        if held <= limit {
+            return Ok(());
+        }
+        Err(Error::new(
+            Status::QueueFull,
+            format!(
+                "{call}: ordinal {ordinal} would make {held} distinct unsealed ordinals of this attribute above its write floor {floor}, over the limit of {limit} (max_versions; unsealed overflow policy REJECT): advance the write floor to seal earlier ordinals, then submit again"
+            ),
+        )
+        .with_attribute(&*family.name_text)
+        .with_ordinal(ordinal))
     }
 
     /// The accepted change in `lists` that blocks a change of `targets` at

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use common::*;
 use ovstage::{
     AttributeMode, AttributeWrite, DType, Error, OrdinalRange, PrimMode, Selection, Semantic, Stage, StageConfig,
-    Status, Tensor, Timeout, Token, WaitError, WriteData,
+    Status, Tensor, Timeout, Token, UnsealedOverflow, WaitError, WriteData,
 };
 
 struct Report(String);
@@ -239,6 +239,32 @@ fn admission_errors() {
         "FLOOR_ONLY skips history"
     );
     insta::assert_snapshot!("admission_errors", r.0);
+}
+
+#[test]
+fn overflow_errors() {
+    // Under REJECT an attribute holds at most `max_versions` distinct
+    // unsealed ordinals; the next one is refused at enqueue, in submission
+    // order, whatever has run.
+    let config = StageConfig::default().with_max_versions(3).with_unsealed_overflow(UnsealedOverflow::Reject);
+    let s = Stage::with_config("reject", config);
+    let q = query(&s, &["/World/A"]);
+    let mut r = Report(String::new());
+    wait(&s, seal(&s, 10));
+    for t in 11..=13u64 {
+        write(&s, q, "x", t, scalars(&[t as f32]));
+    }
+    r.add(
+        "a fourth unsealed ordinal",
+        Status::QueueFull,
+        s.write_attribute(q, "x", 14u64, scalars(&[14.]), PrimMode::Upsert),
+    );
+    r.add("a delete at a fourth unsealed ordinal", Status::QueueFull, s.delete_attributes(q, &["x".into()], 20u64));
+    r.add("a whole-prim delete at a fourth unsealed ordinal", Status::QueueFull, s.delete_attributes(q, &[], 20u64));
+    // An ordinal already held, or another attribute, still fits.
+    assert!(s.write_attribute(q, "x", 13u64, scalars(&[13.5]), PrimMode::Upsert).is_ok());
+    assert!(s.write_attribute(q, "y", 14u64, scalars(&[14.]), PrimMode::Upsert).is_ok());
+    insta::assert_snapshot!("overflow_errors", r.0);
 }
 
 #[test]

@@ -129,9 +129,39 @@ fn unsealed_versions_are_capped_and_the_frontier_says_so() {
 }
 
 #[test]
+fn a_producer_beyond_the_cap_keeps_the_oldest_unsealed_versions_exact() {
+    // Each write runs before the next is submitted: the merges happen at the
+    // head, and the oldest unsealed ticks, which the next advances seal,
+    // stay exact; so does the newest.
+    let config = StageConfig::default().with_lanes(2).with_max_versions(8).with_history_depth(1000);
+    let s = Stage::with_config("head", config);
+    let q = query(&s, &["/A"]);
+    for t in 1..=100u64 {
+        wait(&s, write(&s, q, "x", t, scalars(&[t as f32])));
+        assert!(s.stats().versions <= 8, "at {t}: {:?}", s.stats());
+    }
+    for floor in 1..=6u64 {
+        wait(&s, seal(&s, floor));
+        assert_eq!(frontier(&s), 0, "nothing merged at or below the floor {floor}");
+        for t in 1..=floor {
+            assert_eq!(read_f32(&s, q, "x", OrdinalRange::snapshot(t)).unwrap().0, vec![(0, vec![t as f32])]);
+        }
+    }
+    // Ticks 7 to 99 are one span: refused strictly inside it, and the
+    // frontier says so once the floor reaches into it.
+    wait(&s, seal(&s, 50));
+    assert_eq!(frontier(&s), 99);
+    assert_eq!(read_groups(&s, q, "x", OrdinalRange::snapshot(50u64)).unwrap_err().status(), Status::OutOfRange);
+    wait(&s, seal(&s, 100));
+    for t in [99, 100] {
+        assert_eq!(read_f32(&s, q, "x", OrdinalRange::snapshot(t)).unwrap().0, vec![(0, vec![t as f32])]);
+    }
+}
+
+#[test]
 fn unsealed_bytes_are_budgeted_and_reads_stay_exact_above_the_merges() {
     // 1000 prims of 100 f32 (400 KB per write) against a 1 MiB budget:
-    // beyond the few versions always kept, the oldest are merged.
+    // beyond the few versions always kept, the newest are merged.
     let config = StageConfig::default().with_lanes(2).with_max_unsealed_bytes(1 << 20);
     let s = Stage::with_config("budget", config);
     let paths = prim_paths(1000);
@@ -144,14 +174,13 @@ fn unsealed_bytes_are_budgeted_and_reads_stay_exact_above_the_merges() {
         assert!(stats.versions <= kept, "at {t}: {stats:?}");
         assert!(stats.bytes <= kept * 400_000, "at {t}: {stats:?}");
     }
+    // Kept: the two oldest, one span [3, 39] at the head, and the newest.
+    wait(&s, seal(&s, 2));
+    assert_eq!(frontier(&s), 0, "the floor is below the merged span");
     wait(&s, seal(&s, 40));
     let oldest = frontier(&s);
-    assert_eq!(
-        oldest,
-        40 - StageConfig::MIN_UNSEALED_VERSIONS as u64 + 1,
-        "the merged spans end below the kept versions"
-    );
-    for t in oldest..=40 {
+    assert_eq!(oldest, 39, "the merged span ends just below the newest version");
+    for t in [1, 2, 39, 40] {
         let (values, _) = read_f32(&s, q, "x", OrdinalRange::snapshot(t)).unwrap();
         assert_eq!(values.len(), 1000);
         assert!(values.iter().all(|(_, v)| v.len() == 100 && v.iter().all(|x| *x == t as f32)), "at {t}");

@@ -96,16 +96,39 @@ typedef enum ovstage_config_uint64_t {
      */
     OVSTAGE_CONFIG_RUNTIME_HISTORY_DEPTH = 257,
     /**
-     * This library's extension: unsealed versions kept per column before
-     * the oldest are merged (0 or absent: 64).
+     * This library's extension: unsealed versions (distinct ordinals
+     * written ahead of the write floor) kept exact per column; beyond
+     * it the newest are merged, or, with
+     * `OVSTAGE_CONFIG_RUNTIME_UNSEALED_OVERFLOW` 1, the mutation is
+     * refused (0 or absent: 1024).
      */
     OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_VERSIONS = 258,
     /**
-     * This library's extension: bytes of unsealed versions kept per
-     * column before the oldest are merged; at least 4 versions are kept
-     * whatever their size (0 or absent: 8 MiB).
+     * This library's extension: bytes of unsealed versions kept exact
+     * per column before the newest are merged; at least 4 versions are
+     * kept whatever their size; not applied when
+     * `OVSTAGE_CONFIG_RUNTIME_UNSEALED_OVERFLOW` is 1 (0 or absent:
+     * 8 MiB).
      */
     OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_BYTES = 259,
+    /**
+     * This library's extension: what a mutation beyond
+     * `OVSTAGE_CONFIG_RUNTIME_MAX_UNSEALED_VERSIONS` does. 0 (or
+     * absent): coalesce, accepted, and the newest unsealed versions of
+     * the column are merged (snapshots strictly inside a merged span
+     * are `OVSTAGE_ERROR_OUT_OF_RANGE`). 1: reject, refused at enqueue
+     * with `OVSTAGE_ERROR_QUEUE_FULL` until a write-floor advance seals
+     * earlier ordinals; every sealed ordinal stays readable.
+     */
+    OVSTAGE_CONFIG_RUNTIME_UNSEALED_OVERFLOW = 260,
+    /**
+     * This library's extension: ops an instance keeps submitted and not
+     * released (`release_op`); beyond it an enqueue is refused with
+     * `OVSTAGE_ERROR_QUEUE_FULL` naming the oldest unreleased op
+     * (releases of handles are always accepted) (0 or absent:
+     * 1048576).
+     */
+    OVSTAGE_CONFIG_RUNTIME_MAX_OPS = 261,
 } ovstage_config_uint64_t;
 
 /**

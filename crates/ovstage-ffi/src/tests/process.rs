@@ -146,14 +146,17 @@ fn the_unsealed_byte_budget_is_a_process_setting() {
         q
     };
     // A budget of one byte: the column keeps only the 4 versions it always
-    // keeps, so tick 2 was merged away.
+    // keeps: the two oldest stay exact, ticks 3 to 7 were merged into one
+    // span at the head, and the newest stays.
     assert_eq!(init(&[entry_u64(259, 1)]), OK, "{}", last_error());
     {
         let i = Inst::new();
         let q = ahead(&i);
-        let (status, message) = i.read_f32(q, &["v"], snapshot(2)).unwrap_err();
+        let (status, message) = i.read_f32(q, &["v"], snapshot(5)).unwrap_err();
         assert_eq!(status, 13, "OUT_OF_RANGE: {message}");
-        assert_eq!(i.read_f32(q, &["v"], snapshot(8)).unwrap()[0].rows, vec![vec![8.0]]);
+        for t in [1, 2, 7, 8] {
+            assert_eq!(i.read_f32(q, &["v"], snapshot(t)).unwrap()[0].rows, vec![vec![t as f32]], "at {t}");
+        }
     }
     // A different budget while the first is active is refused, naming the key.
     assert_eq!(init(&[entry_u64(259, 2)]), INVALID_ARGUMENT);
@@ -163,4 +166,70 @@ fn the_unsealed_byte_budget_is_a_process_setting() {
     let i = Inst::new();
     let q = ahead(&i);
     assert_eq!(i.read_f32(q, &["v"], snapshot(2)).unwrap()[0].rows, vec![vec![2.0]]);
+}
+
+#[test]
+fn the_unsealed_overflow_policy_is_a_process_setting() {
+    let _g = exclusive();
+    const QUEUE_FULL: u32 = 7;
+    let snapshot = |n| ovstage_ordinal_range_t { start_ordinal: 0, end_ordinal: n, has_start_ordinal: CBool::FALSE };
+    // Reject beyond 4 unsealed versions.
+    assert_eq!(init(&[entry_u64(258, 4), entry_u64(260, 1)]), OK, "{}", last_error());
+    {
+        let i = Inst::new();
+        let q = i.query(&["/A"]);
+        for t in 1..=4u64 {
+            i.done(i.write_f32(q, "v", t, &[t as f32], 1));
+        }
+        // A fifth ordinal ahead of the floor is refused at enqueue; a
+        // second write at a held ordinal is not.
+        let r = i.write_f32(q, "v", 5, &[5.0], 1);
+        assert_eq!(r.status.0, QUEUE_FULL, "{}", last_error());
+        assert!(last_error().contains("advance the write floor"), "{}", last_error());
+        i.done(i.write_f32(q, "v", 4, &[4.5], 1));
+        // Sealing makes room; nothing was merged.
+        i.seal(2);
+        i.done(i.write_f32(q, "v", 5, &[5.0], 1));
+        i.seal(5);
+        for (t, v) in [(1, 1.0), (2, 2.0), (3, 3.0), (4, 4.5), (5, 5.0)] {
+            assert_eq!(i.read_f32(q, &["v"], snapshot(t)).unwrap()[0].rows, vec![vec![v]], "at {t}");
+        }
+    }
+    // Only 0 and 1 are policies; another value while one is active is
+    // refused, naming the key.
+    assert_eq!(init(&[entry_u64(260, 2)]), INVALID_ARGUMENT);
+    assert!(last_error().contains("OVSTAGE_CONFIG_RUNTIME_UNSEALED_OVERFLOW: 2"), "{}", last_error());
+    assert_eq!(init(&[entry_u64(260, 0)]), INVALID_ARGUMENT);
+    assert!(last_error().contains("OVSTAGE_CONFIG_RUNTIME_UNSEALED_OVERFLOW 0 conflicts"), "{}", last_error());
+    assert_eq!(ovstage_shutdown().0, OK);
+    // The default coalesces: a never-sealed producer is never refused.
+    let i = Inst::new();
+    let q = i.query(&["/A"]);
+    for t in 1..=20u64 {
+        i.done(i.write_f32(q, "v", t, &[t as f32], 1));
+    }
+}
+
+#[test]
+fn the_op_bound_is_a_process_setting() {
+    let _g = exclusive();
+    const QUEUE_FULL: u32 = 7;
+    assert_eq!(init(&[entry_u64(261, 3)]), OK, "{}", last_error());
+    {
+        let i = Inst::new();
+        let q = i.query(&["/A"]);
+        let ops: Vec<u64> = (1..=3u64).map(|t| i.write_f32(q, "v", t, &[t as f32], 1).op_index).collect();
+        for op in &ops {
+            assert_eq!(i.wait(*op), OK);
+        }
+        let r = i.write_f32(q, "v", 4, &[4.0], 1);
+        assert_eq!((r.status.0, r.op_index), (QUEUE_FULL, 0), "{}", last_error());
+        assert!(last_error().contains("3 ops are submitted and not released"), "{}", last_error());
+        // SAFETY: live instance; a completed op of it.
+        assert_eq!(unsafe { (i.vt().release_op.unwrap())(i.ctx(), ops[0]) }.0, OK);
+        i.done(i.write_f32(q, "v", 4, &[4.0], 1));
+    }
+    assert_eq!(init(&[entry_u64(261, 5)]), INVALID_ARGUMENT);
+    assert!(last_error().contains("OVSTAGE_CONFIG_RUNTIME_MAX_OPS 5 conflicts"), "{}", last_error());
+    assert_eq!(ovstage_shutdown().0, OK);
 }

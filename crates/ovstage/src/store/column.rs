@@ -28,6 +28,9 @@ use crate::schema::{Schema, Storage, ValueKind};
 /// Row index of a prim without a row.
 const NO_ROW: u32 = u32::MAX;
 
+/// Most bytes of freed buffers a column's pool keeps.
+const POOL_MAX_BYTES: usize = 8 << 20;
+
 /// The full state of a column at one version.
 #[derive(Debug)]
 pub(crate) struct Image {
@@ -150,6 +153,13 @@ pub(crate) struct Version {
     /// snapshots strictly inside `[from, ordinal)` are not exact.
     from: u64,
     parts: Parts,
+    /// Where each part sorts: its ordinal, or 0 for the parts a merge
+    /// compacted (they precede every later arrival). A change published
+    /// into a merged span after the merge (its ordinal inside the span,
+    /// its cells changed by nothing newer when it was admitted) goes after
+    /// the compacted parts but before later arrivals at higher ordinals,
+    /// which may change the same cells and may have run first.
+    keys: SmallVec<[u64; 1]>,
     /// Sum of the parts' [`Part::bytes`].
     bytes: usize,
     /// Rows whose last change at this ordinal is a write.
@@ -166,6 +176,7 @@ impl Version {
             ordinal,
             from: ordinal,
             parts: Parts::new(),
+            keys: SmallVec::new(),
             bytes: 0,
             written: RowSet::new(),
             deleted: RowSet::new(),
@@ -206,7 +217,8 @@ impl RowMap {
     }
 }
 
-/// How many unsealed versions a column keeps before it merges the oldest.
+/// How many unsealed versions a column keeps exact before it merges the
+/// newest.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Limits {
     /// Never more than this many (at least 2: merging takes two).
@@ -231,8 +243,10 @@ impl Limits {
     }
 }
 
-/// Which versions a publish may merge: those above `floor` (unsealed) and
-/// below `below` (nothing can still be published there).
+/// Which versions a publish may merge: those above `floor` (the submitted
+/// floor: a read may be admitted at any ordinal up to it) and below `below`
+/// (the lowest ordinal still to be published: a change published inside a
+/// merged span would land after newer changes of the span).
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct MergeBound {
     pub(crate) floor: u64,
@@ -254,6 +268,9 @@ pub(crate) struct ColumnState {
     row_of: Vec<u32>,
     prim_of: Vec<PrimPath>,
     versions: VecDeque<Version>,
+    /// Sum of the versions' `bytes`: with a thousand unsealed versions,
+    /// summing them at every publish would cost more than the write.
+    bytes: usize,
     /// Highest ordinal of a version dropped by the retention trim.
     trimmed_through: Option<u64>,
     layout_generation: u64,
@@ -271,11 +288,8 @@ pub(crate) struct Column {
     semantic: AtomicU32,
     pub(crate) row_bytes: usize,
     pub(crate) pool: BufPool,
-    /// Unsealed versions kept before the oldest are merged.
+    /// Unsealed versions kept exact before the newest are merged.
     limits: Limits,
-    /// Highest ordinal of a merged version: snapshots at or above it are
-    /// exact as far as merging goes.
-    merged_through: AtomicU64,
     /// Bumped (under the state lock, after the change) by every publish
     /// that may change which rows are live at the newest version; read
     /// without the lock to validate cached filter-query results.
@@ -290,18 +304,18 @@ impl Column {
         Column {
             row_bytes: storage.row_bytes(),
             limits,
-            merged_through: AtomicU64::new(0),
             structure: AtomicU64::new(0),
             storage,
             semantic: AtomicU32::new(Semantic::None as u32),
-            // Freed buffers a column keeps for reuse: about what its
-            // unsealed history may hold, so a write loop that merges as it
-            // goes finds its next buffer there.
-            pool: BufPool::with_limit(limits.max_bytes),
+            // Freed buffers a column keeps for reuse: enough for a write
+            // loop that merges or trims as it goes to find its next buffer
+            // there, not the whole unsealed budget.
+            pool: BufPool::with_limit(limits.max_bytes.min(POOL_MAX_BYTES)),
             state: Mutex::new(ColumnState {
                 row_of: Vec::new(),
                 prim_of: Vec::new(),
                 versions: VecDeque::new(),
+                bytes: 0,
                 trimmed_through: None,
                 layout_generation: 1,
                 dead: RowSet::new(),
@@ -314,11 +328,6 @@ impl Column {
     /// changed (monotonic).
     pub(crate) fn structure(&self) -> u64 {
         self.structure.load(Ordering::Acquire)
-    }
-
-    /// Highest ordinal of a merged version (0: none).
-    pub(crate) fn merged_through(&self) -> u64 {
-        self.merged_through.load(Ordering::Acquire)
     }
 
     pub(crate) fn semantic(&self) -> Semantic {
@@ -514,10 +523,12 @@ impl ColumnGuard<'_> {
     /// versions above the bound's floor exceed the column's [`Limits`] (a
     /// producer running ahead of its seals, or never sealing: more than
     /// `max_versions` of them, or more than `min_versions` holding more
-    /// than `max_bytes`), the two oldest of them are merged, and the
-    /// buffers the merge drops go back to the pool, so memory stays bounded
-    /// and a write loop reuses its buffers; snapshots
-    /// strictly inside a merged span become `OUT_OF_RANGE`. Sealed versions
+    /// than `max_bytes`), the newest of them are merged (see
+    /// [`ColumnGuard::merge_excess`]) and the buffers the merge drops go
+    /// back to the pool, so memory stays bounded and a write loop reuses
+    /// its buffers; snapshots strictly inside a merged span become
+    /// `OUT_OF_RANGE`. The oldest unsealed versions, which the next floor
+    /// advances seal, stay exact. Versions at or below the bound's floor
     /// are never merged, nor versions at or above the lowest ordinal still
     /// to be published.
     pub(crate) fn publish(&mut self, ordinal: u64, part: Part, bound: MergeBound) {
@@ -532,15 +543,27 @@ impl ColumnGuard<'_> {
         for later in st.versions.range_mut(pos..) {
             later.nrows = later.nrows.max(nrows);
         }
-        let newest = pos + 1 == st.versions.len();
+        let is_newest_version = pos + 1 == st.versions.len();
         let v = &mut st.versions[pos];
         // Parts only ever join unsealed versions, which have no image yet.
         debug_assert!(v.image.is_none(), "publishing into a materialized version");
         v.image = None;
+        // In ordinal order: before parts that arrived earlier at higher
+        // ordinals of a merged span (see `Version::keys`). Rows those parts
+        // change keep the status they give.
+        let at = v.keys.partition_point(|k| *k <= ordinal);
+        let hidden = (at < v.parts.len()).then(|| {
+            let mut later = RowSet::new();
+            v.parts[at..].iter().for_each(|p| later.insert_rows(p.rows()));
+            later
+        });
+        let newest = is_newest_version && hidden.is_none();
+        let visible = |rows| visible_rows(rows, hidden.as_ref());
         let structural = match &part {
             Part::Write { rows, .. } | Part::WriteArray { rows, .. } => {
-                v.written.insert_rows(rows);
-                v.deleted.remove_rows(rows);
+                let shown = visible(rows);
+                v.written.insert_rows(&shown);
+                v.deleted.remove_rows(&shown);
                 if st.dead.first_hit(rows).is_some() {
                     st.dead.remove_rows(rows);
                     st.layout_generation += 1;
@@ -548,8 +571,9 @@ impl ColumnGuard<'_> {
                 st.liveness.written(rows, newest)
             }
             Part::Delete { rows } => {
-                v.deleted.insert_rows(rows);
-                v.written.remove_rows(rows);
+                let shown = visible(rows);
+                v.deleted.insert_rows(&shown);
+                v.written.remove_rows(&shown);
                 st.dead.insert_rows(rows);
                 st.layout_generation += 1;
                 st.liveness.deleted(rows);
@@ -561,23 +585,44 @@ impl ColumnGuard<'_> {
         }
         let v = &mut st.versions[pos];
         v.bytes += part.bytes();
-        v.parts.push(part);
+        st.bytes += part.bytes();
+        v.parts.insert(at, part);
+        v.keys.insert(at, ordinal);
         self.merge_excess(bound);
     }
 
+    /// Merges unsealed versions while they exceed the limits, newest
+    /// first: each step merges the two newest versions below `bound.below`
+    /// (a version at or above it may still receive a change at a lower
+    /// ordinal than its own, which must not land after it inside a span).
+    /// Merging at the head keeps the oldest unsealed versions, those a
+    /// reader chasing the floor asks for next, exact; and in a write loop
+    /// that never seals, the previous tick joins the head span, whose
+    /// compaction frees its older buffer at once, so the loop cycles
+    /// through a few buffers.
     fn merge_excess(&mut self, bound: MergeBound) {
         let limits = self.column.limits;
         loop {
             let st = &mut *self.state;
             let first = st.versions.partition_point(|v| v.ordinal <= bound.floor);
             let unsealed = st.versions.range(first..);
-            if !limits.exceeded(unsealed.len(), || unsealed.map(|v| v.bytes).sum()) {
+            // The unsealed bytes: the total less the (usually few) sealed
+            // versions', or the unsealed ones' when they are fewer.
+            let bytes = || {
+                if first <= unsealed.len() {
+                    st.bytes - st.versions.range(..first).map(|v| v.bytes).sum::<usize>()
+                } else {
+                    st.versions.range(first..).map(|v| v.bytes).sum()
+                }
+            };
+            if !limits.exceeded(unsealed.len(), bytes) {
                 return;
             }
-            let i = first;
-            if st.versions.get(i + 1).is_none_or(|v| v.ordinal >= bound.below) {
+            let end = st.versions.partition_point(|v| v.ordinal < bound.below);
+            if end < first + 2 {
                 return;
             }
+            let i = end - 2;
             debug_assert!(st.versions[i].image.is_none() && st.versions[i + 1].image.is_none());
             let newer = st.versions.remove(i + 1).expect("i + 1 is in range");
             let v = &mut st.versions[i];
@@ -589,13 +634,25 @@ impl ColumnGuard<'_> {
             v.deleted.union_with(&newer.deleted);
             v.parts.extend(newer.parts);
             let parts = std::mem::take(&mut v.parts);
+            v.keys.clear();
             let nrows = v.nrows;
             let merged = compact(parts, nrows, self.column.row_bytes, &self.column.pool);
-            let v = &mut self.state.versions[i];
+            let st = &mut *self.state;
+            let v = &mut st.versions[i];
+            let before = v.bytes + newer.bytes;
             v.bytes = merged.iter().map(Part::bytes).sum();
+            st.bytes = st.bytes + v.bytes - before;
+            v.keys = merged.iter().map(|_| 0).collect();
             v.parts = merged;
-            self.column.merged_through.fetch_max(v.ordinal, Ordering::AcqRel);
         }
+    }
+
+    /// The lowest ordinal from which snapshots up to `floor` are exact as
+    /// far as merging goes: the end of the newest merged span that starts
+    /// at or below `floor` (0 when none does). Spans wholly above `floor`
+    /// hold unsealed data no read can ask for yet.
+    pub(crate) fn oldest_exact(&self, floor: u64) -> u64 {
+        self.state.versions.iter().filter(|v| v.merged() && v.from <= floor).map(|v| v.ordinal).max().unwrap_or(0)
     }
 
     /// The image of the version at `idx`, built if needed.
@@ -633,6 +690,7 @@ impl ColumnGuard<'_> {
                         // image and parts so a uniquely held buffer can be
                         // written in place.
                         st.versions[b].parts.clear();
+                        st.versions[b].keys.clear();
                         st.versions[b].image.take().expect("found above")
                     } else {
                         st.versions[b].image.clone().expect("found above")
@@ -765,6 +823,7 @@ impl ColumnGuard<'_> {
         }
         self.image_at(base, true);
         let dropped: Vec<Version> = self.state.versions.drain(..base).collect();
+        self.state.bytes -= dropped.iter().map(|v| v.bytes).sum::<usize>();
         for v in dropped {
             self.state.trimmed_through = Some(self.state.trimmed_through.map_or(v.ordinal, |t| t.max(v.ordinal)));
             self.recycle(v);
@@ -802,6 +861,16 @@ impl ColumnGuard<'_> {
             }
         }
         (self.state.versions.len(), bytes)
+    }
+}
+
+/// `rows` less those in `hidden` (borrowed when there are none).
+fn visible_rows<'a>(rows: &'a Rows, hidden: Option<&RowSet>) -> std::borrow::Cow<'a, Rows> {
+    match hidden {
+        None => std::borrow::Cow::Borrowed(rows),
+        Some(h) => std::borrow::Cow::Owned(Rows::from_vec(
+            (0..rows.len()).map(|i| rows.get(i)).filter(|r| !h.contains(*r)).collect(),
+        )),
     }
 }
 
@@ -949,18 +1018,27 @@ mod tests {
 
     #[derive(Clone, Debug)]
     enum Step {
+        /// With `defer`, admitted now and published at the next `Flush`,
+        /// `Seal` or `Hold`: a mutation still to run, whose ordinal bounds
+        /// merging (`MergeBound::below`) meanwhile.
         Write {
             ordinal: u64,
             rows: Vec<u32>,
             value: u32,
+            defer: bool,
         },
+        /// Publishes the deferred writes, newest submission first.
+        Flush,
         Delete {
             ordinal: u64,
             rows: Vec<u32>,
         },
-        /// Seal up to the highest ordinal so far and trim `lag` behind it.
+        /// Seal up to `back` below the highest ordinal so far (a floor
+        /// advance may leave unsealed versions, and merged spans, above it)
+        /// and trim `lag` behind it.
         Seal {
             lag: u64,
+            back: u64,
         },
         /// Read a snapshot and hold its image.
         Hold {
@@ -970,10 +1048,11 @@ mod tests {
 
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
-            5 => (0u64..6, prop::collection::vec(0u32..12, 0..8), 1u32..1000)
-                .prop_map(|(ordinal, rows, value)| Step::Write { ordinal, rows, value }),
+            5 => (0u64..6, prop::collection::vec(0u32..12, 0..8), 1u32..1000, prop::bool::weighted(0.2))
+                .prop_map(|(ordinal, rows, value, defer)| Step::Write { ordinal, rows, value, defer }),
+            1 => Just(Step::Flush),
             2 => (0u64..6, prop::collection::vec(0u32..12, 1..4)).prop_map(|(ordinal, rows)| Step::Delete { ordinal, rows }),
-            2 => (0u64..4).prop_map(|lag| Step::Seal { lag }),
+            2 => (0u64..4, prop_oneof![3 => Just(0u64), 1 => 1u64..4]).prop_map(|(lag, back)| Step::Seal { lag, back }),
             1 => (0u64..4).prop_map(|back| Step::Hold { back }),
         ]
     }
@@ -1061,7 +1140,8 @@ mod tests {
 
     /// Runs `steps` against the model. With a small `max_versions`, unsealed
     /// versions get merged: a snapshot or range may then be refused, but
-    /// only below the column's merged-through ordinal, and never wrong.
+    /// only strictly inside a merged span (below the oldest exact ordinal
+    /// at the floor), and never wrong.
     /// Merging relies on admission (no change below a newer change of the
     /// same row), so with merging on, steps breaking it are skipped, as the
     /// stage rejects them.
@@ -1069,51 +1149,93 @@ mod tests {
         run_model_of(steps, Limits::versions(max_versions), ValueKind::Fixed)
     }
 
+    /// A write admitted and not yet published.
+    struct Deferred {
+        ordinal: u64,
+        rows: Vec<u32>,
+        value: u32,
+    }
+
+    /// Publishes one write of `rows` (prim indices) at `ordinal`, holding
+    /// `value + i` in its `i`th row, and records it in the model.
+    fn publish_write(
+        col: &Column,
+        model: &mut Model,
+        kind: ValueKind,
+        (ordinal, rows, value): (u64, &[u32], u32),
+        bound: MergeBound,
+    ) {
+        let mut g = col.lock();
+        let rows = g.assign_rows(rows.iter().map(|r| prim(*r)));
+        let contents: Vec<Vec<u32>> =
+            (0..rows.len()).map(|i| expected(Some(value + i as u32), kind).unwrap()).collect();
+        let flat: Vec<u32> = contents.iter().flatten().copied().collect();
+        let mut buf = Buf::zeroed(flat.len() * 4);
+        buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&flat));
+        for i in 0..rows.len() {
+            let r = g.prim_of(rows.get(i)).get() as u32 - 1;
+            model.entry(r).or_default().push((ordinal, Some(value + i as u32)));
+        }
+        let part = match kind {
+            ValueKind::Fixed => Part::Write { rows, data: Arc::new(buf) },
+            ValueKind::Array => {
+                let mut offsets = vec![0u64];
+                for c in &contents {
+                    offsets.push(offsets.last().unwrap() + c.len() as u64 * 4);
+                }
+                Part::WriteArray { rows, data: Arc::new(buf), offsets: offsets.into() }
+            }
+        };
+        g.publish(ordinal, part, bound);
+    }
+
     fn run_model_of(steps: &[Step], limits: Limits, kind: ValueKind) -> Result<(), TestCaseError> {
         let admission = limits.max_versions < 1000 || limits.max_bytes < usize::MAX;
-        let blocked = |model: &Model, rows: &[u32], ordinal: u64| {
-            admission && rows.iter().any(|r| model.get(r).is_some_and(|ev| ev.iter().any(|(o, _)| *o > ordinal)))
+        // As the stage's admission: no change below (or, while it is still
+        // to run, at) a newer change of the same row.
+        let blocked = |model: &Model, pending: &[Deferred], rows: &[u32], ordinal: u64| {
+            let pending_hit = pending.iter().any(|d| d.ordinal >= ordinal && d.rows.iter().any(|r| rows.contains(r)));
+            pending_hit
+                || (admission
+                    && rows.iter().any(|r| model.get(r).is_some_and(|ev| ev.iter().any(|(o, _)| *o > ordinal))))
         };
         let col = column_with(limits, kind);
         let mut model: Model = BTreeMap::new();
         let mut sealed = 0u64; // everything at or below is sealed
         let mut frontier = 0u64; // trimmed to here
-        let mut base = 0u64; // ordinals of new writes are above this
+        let mut pending: Vec<Deferred> = Vec::new();
         let mut held: Vec<(Arc<Image>, Vec<RowContents>)> = Vec::new();
         let (mut live_before, mut structure_before) = (Vec::new(), col.structure());
+        // Merging may not reach the lowest ordinal still to be published:
+        // the publishing change's own and the deferred ones'.
+        let bound = |sealed: u64, own: u64, pending: &[Deferred]| MergeBound {
+            floor: sealed,
+            below: pending.iter().map(|d| d.ordinal).chain([own]).min().unwrap_or(u64::MAX),
+        };
+        let flush = |model: &mut Model, pending: &mut Vec<Deferred>, sealed: u64| {
+            while let Some(d) = pending.pop() {
+                let b = bound(sealed, d.ordinal, pending);
+                publish_write(&col, model, kind, (d.ordinal, &d.rows, d.value), b);
+            }
+        };
         for step in steps.iter().cloned() {
             match step {
-                Step::Write { ordinal, rows, value } => {
-                    let ordinal = base + 1 + ordinal;
-                    if blocked(&model, &rows, ordinal) {
+                Step::Write { ordinal, rows, value, defer } => {
+                    let ordinal = sealed + 1 + ordinal;
+                    if blocked(&model, &pending, &rows, ordinal) {
                         continue;
                     }
-                    let mut g = col.lock();
-                    let rows = g.assign_rows(rows.iter().map(|r| prim(*r)));
-                    let contents: Vec<Vec<u32>> =
-                        (0..rows.len()).map(|i| expected(Some(value + i as u32), kind).unwrap()).collect();
-                    let flat: Vec<u32> = contents.iter().flatten().copied().collect();
-                    let mut buf = Buf::zeroed(flat.len() * 4);
-                    buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&flat));
-                    for i in 0..rows.len() {
-                        let r = g.prim_of(rows.get(i)).get() as u32 - 1;
-                        model.entry(r).or_default().push((ordinal, Some(value + i as u32)));
+                    if defer {
+                        pending.push(Deferred { ordinal, rows, value });
+                    } else {
+                        let b = bound(sealed, ordinal, &pending);
+                        publish_write(&col, &mut model, kind, (ordinal, &rows, value), b);
                     }
-                    let part = match kind {
-                        ValueKind::Fixed => Part::Write { rows, data: Arc::new(buf) },
-                        ValueKind::Array => {
-                            let mut offsets = vec![0u64];
-                            for c in &contents {
-                                offsets.push(offsets.last().unwrap() + c.len() as u64 * 4);
-                            }
-                            Part::WriteArray { rows, data: Arc::new(buf), offsets: offsets.into() }
-                        }
-                    };
-                    g.publish(ordinal, part, MergeBound { floor: sealed, below: u64::MAX });
                 }
+                Step::Flush => flush(&mut model, &mut pending, sealed),
                 Step::Delete { ordinal, rows } => {
-                    let ordinal = base + 1 + ordinal;
-                    if blocked(&model, &rows, ordinal) {
+                    let ordinal = sealed + 1 + ordinal;
+                    if blocked(&model, &pending, &rows, ordinal) {
                         continue;
                     }
                     let mut g = col.lock();
@@ -1125,21 +1247,19 @@ mod tests {
                         let p = g.prim_of(*r).get() as u32 - 1;
                         model.entry(p).or_default().push((ordinal, None));
                     }
-                    g.publish(
-                        ordinal,
-                        Part::Delete { rows: Rows::from_vec(known) },
-                        MergeBound { floor: sealed, below: u64::MAX },
-                    );
+                    g.publish(ordinal, Part::Delete { rows: Rows::from_vec(known) }, bound(sealed, ordinal, &pending));
                 }
-                Step::Seal { lag } => {
+                Step::Seal { lag, back } => {
+                    // An advance runs after every mutation at or below it.
+                    flush(&mut model, &mut pending, sealed);
                     let top = model.values().flatten().map(|(o, _)| *o).max().unwrap_or(sealed);
-                    sealed = sealed.max(top);
-                    base = sealed;
+                    sealed = sealed.max(top.saturating_sub(back));
                     let f = sealed.saturating_sub(lag).max(frontier);
                     col.lock().trim(f);
                     frontier = f;
                 }
                 Step::Hold { back } => {
+                    flush(&mut model, &mut pending, sealed);
                     let at = sealed.saturating_sub(back).max(frontier);
                     let mut g = col.lock();
                     if let Snapshot::Image { image, .. } = g.snapshot(at) {
@@ -1151,6 +1271,8 @@ mod tests {
             // The live prims at the newest version, and the structure
             // counter moves whenever they change.
             let mut g = col.lock();
+            let sum: usize = g.state.versions.iter().map(|v| v.bytes).sum();
+            prop_assert_eq!(g.state.bytes, sum, "the running byte total");
             let mut live = RowSet::new();
             g.add_live_prims(&mut live);
             let live: Vec<u32> = live.iter().collect();
@@ -1179,8 +1301,10 @@ mod tests {
                         }
                     }
                     Snapshot::Trimmed { oldest } => {
+                        // Refused only strictly inside a merged span, which
+                        // the oldest exact ordinal at the floor reports.
                         prop_assert!(
-                            at < col.merged_through(),
+                            at < g.oldest_exact(sealed),
                             "snapshot at {} inside the window reported trimmed (oldest {})",
                             at,
                             oldest
@@ -1192,7 +1316,7 @@ mod tests {
             if sealed > frontier {
                 let changed = match g.changed_between(frontier + 1, sealed) {
                     Ok(changed) => changed,
-                    Err(o) if frontier < col.merged_through() => {
+                    Err(o) if frontier < g.oldest_exact(sealed) => {
                         let _ = o;
                         continue;
                     }
@@ -1215,7 +1339,7 @@ mod tests {
     }
 
     #[test]
-    fn the_byte_budget_merges_unsealed_versions_and_recycles_their_buffers() {
+    fn the_byte_budget_merges_the_newest_unsealed_versions_and_recycles_their_buffers() {
         // Four rows of u32 per write (16 bytes): three versions always
         // kept, more while they fit in 40 bytes.
         let col = column_with(Limits { max_versions: 64, min_versions: 3, max_bytes: 40 }, ValueKind::Fixed);
@@ -1226,22 +1350,74 @@ mod tests {
             let mut buf = col.pool.take(16);
             buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&[t as u32; 4]));
             ptrs.push(buf.bytes().as_ptr());
+            // The write's own ordinal is still to be published (`below`).
             g.publish(t, Part::Write { rows: rows.clone(), data: Arc::new(buf) }, MergeBound { floor: 0, below: t });
-            assert!(g.retained().0 <= 4, "three kept plus the newest, which is still pending: {:?}", g.retained());
+            assert!(g.retained().0 <= 3, "the oldest, the merged head and the newest: {:?}", g.retained());
         }
-        // The merges dropped buffers into the pool, and later writes took
-        // them back: no more than five distinct buffers were ever used.
+        // Each merge folded the previous tick into the head span and freed
+        // the span's older buffer, which the next write took back: the
+        // oldest version's buffer plus a ring of three.
         ptrs.sort();
         ptrs.dedup();
-        assert!(ptrs.len() <= 5, "{} buffers", ptrs.len());
-        // Sealed: exact at and above the merged-through ordinal.
-        let merged = col.merged_through();
-        assert!((7..10).contains(&merged), "{merged}");
-        for t in merged..=10 {
+        assert!(ptrs.len() <= 4, "{} buffers", ptrs.len());
+        // Sealed: the oldest version stays exact, the head span [2, 9] is
+        // refused strictly inside, and its end and the newest are exact.
+        assert_eq!(g.oldest_exact(10), 9);
+        for t in [1, 9, 10] {
             let Snapshot::Image { image, .. } = g.snapshot(t) else { panic!("no image at {t}") };
             assert_eq!(row_value(&image, 3), Some(vec![t as u32]));
         }
-        assert!(matches!(g.snapshot(merged - 1), Snapshot::Trimmed { .. }));
+        for t in 2..9 {
+            assert!(matches!(g.snapshot(t), Snapshot::Trimmed { oldest: 9 }), "at {t}");
+        }
+        assert_eq!(g.oldest_exact(1), 0, "a floor below the span reads exactly");
+    }
+
+    #[test]
+    fn late_changes_inside_a_merged_span_apply_in_ordinal_order() {
+        // Span [1, 4] merged while nothing was pending. Then writes of one
+        // row at 1 and at 2, admitted in that order (nothing newer changed
+        // the row), run in the other order: both land in the span, and the
+        // one at 2 must stay the row's value.
+        let col = column_with(Limits::versions(2), ValueKind::Fixed);
+        let mut g = col.lock();
+        let rows = g.assign_rows([prim(0)].into_iter());
+        let put = |g: &mut ColumnGuard<'_>, t: u64, rows: &Rows, value: u32, below: u64| {
+            let mut buf = Buf::zeroed(4 * rows.len());
+            buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&vec![value; rows.len()]));
+            g.publish(t, Part::Write { rows: rows.clone(), data: Arc::new(buf) }, MergeBound { floor: 0, below });
+        };
+        put(&mut g, 1, &rows, 1, 1);
+        put(&mut g, 4, &rows, 4, 4);
+        put(&mut g, 5, &rows, 5, 5);
+        assert!(matches!(g.snapshot(2), Snapshot::Trimmed { oldest: 4 }), "[1, 4] is merged");
+        let other = g.assign_rows([prim(1)].into_iter());
+        put(&mut g, 2, &other, 20, 1);
+        put(&mut g, 1, &other, 10, 1);
+        let Snapshot::Image { image, .. } = g.snapshot(4) else { panic!("no image at 4") };
+        assert_eq!(row_value(&image, 1), Some(vec![20]), "the change at 2 follows the one at 1");
+        assert_eq!(row_value(&image, 0), Some(vec![4]));
+        drop(image);
+        assert!(g.latest_row(1) == Some(20u32.to_le_bytes().to_vec()));
+    }
+
+    #[test]
+    fn versions_at_or_below_the_floor_are_never_merged() {
+        let col = column_with(Limits::versions(3), ValueKind::Fixed);
+        let mut g = col.lock();
+        let rows = g.assign_rows((0..2).map(prim));
+        for t in 1..=12u64 {
+            let data = Arc::new(Buf::zeroed(8));
+            // A floor submitted at 6 (not yet committed): 1..=6 stay exact.
+            g.publish(t, Part::Write { rows: rows.clone(), data }, MergeBound { floor: 6, below: t });
+        }
+        assert_eq!(g.oldest_exact(6), 0);
+        for t in 1..=6 {
+            assert!(matches!(g.snapshot(t), Snapshot::Image { .. }), "at {t}");
+        }
+        // Above it, the oldest unsealed version stays exact too.
+        assert!(matches!(g.snapshot(7), Snapshot::Image { .. }));
+        assert!(matches!(g.snapshot(8), Snapshot::Trimmed { .. }));
     }
 
     #[test]
