@@ -206,7 +206,7 @@ impl Program {
             mask: if mk.is_empty() { std::ptr::null() } else { mk.as_ptr() },
             cuda_sync: ovstage_cuda_sync_t::default(),
             semantic: ovstage_attribute_semantic_t(semantic),
-            is_array: CBool((flags & 1) as u8),
+            is_array: CBool(flags & 1),
             attribute_mode: ovstage_attribute_mode_t(((flags >> 6) & 1) as u32),
         };
         self.tensors.push(tensors);

@@ -560,7 +560,7 @@ impl World<'_> {
                 inst.mark();
                 // SAFETY: a live instance, a writable output.
                 let res = unsafe {
-                    if b % 3 == 0 {
+                    if b.is_multiple_of(3) {
                         (inst.vt().get_oldest_preserved_ordinal.expect("slot"))(inst.ctx(), &mut h)
                     } else {
                         (inst.vt().get_attribute_write_floor.expect("slot"))(
@@ -583,10 +583,8 @@ impl World<'_> {
                 let st =
                     unsafe { (inst.vt().fetch_ordinal.expect("slot"))(inst.ctx(), h.value(), INFINITE, &mut out) }.0;
                 inst.check_message(st, "fetch_ordinal");
-                if st == status::OK {
-                    if let Pick::Foreign(h) = h {
-                        panic!("fetch_ordinal accepted ordinal query handle {h:#x} of the other instance");
-                    }
+                if let (status::OK, Pick::Foreign(h)) = (st, &h) {
+                    panic!("fetch_ordinal accepted ordinal query handle {h:#x} of the other instance");
                 }
                 if b & 0x80 != 0 {
                     inst.mark();
