@@ -78,18 +78,38 @@ fn compare(what: &str, expected: &str, got: &str) -> Result<(), String> {
     Err(report)
 }
 
-/// Builds, runs and checks every example; then the dlopen test and the
-/// symbol list.
-pub(crate) fn run() -> Result<(), String> {
-    let root = crate::root();
-    let lib = build_library()?;
-    let include = root.join("crates/ovstage-ffi/include");
-    let out = root.join("target/c-examples");
-    std::fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
-    let valgrind = Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !valgrind {
-        return Err("valgrind is required to check the C examples (apt-get install valgrind)".into());
+/// One example built against both libraries, with the runs it makes.
+pub(crate) struct BuiltExample {
+    /// The example's directory name.
+    pub(crate) name: &'static str,
+    /// The argument lists it runs with.
+    pub(crate) runs: &'static [&'static [&'static str]],
+    /// What every run must print.
+    pub(crate) expected: String,
+    /// The program linked against `libovstage.so` (found through its rpath).
+    pub(crate) shared: PathBuf,
+    /// The program linked against `libovstage.a`.
+    pub(crate) statik: PathBuf,
+}
+
+impl BuiltExample {
+    /// The label of one run.
+    pub(crate) fn label(&self, args: &[&str]) -> String {
+        if args.is_empty() { self.name.to_string() } else { format!("{} {}", self.name, args.join(" ")) }
     }
+}
+
+/// Builds every example against the libraries in `lib` into `out`, with
+/// `cflags` added to each compile and link.
+pub(crate) fn build_examples(
+    lib: &Path,
+    include: &Path,
+    out: &Path,
+    cflags: &[&str],
+) -> Result<Vec<BuiltExample>, String> {
+    let root = crate::root();
+    std::fs::create_dir_all(out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+    let mut built = Vec::new();
     for (name, runs) in EXAMPLES {
         let dir = root.join("examples/c").join(name);
         let source = dir.join("main.c");
@@ -97,21 +117,45 @@ pub(crate) fn run() -> Result<(), String> {
         let expected =
             std::fs::read_to_string(&expected_path).map_err(|e| format!("reading {}: {e}", expected_path.display()))?;
         let shared = out.join(format!("{name}-shared"));
-        let mut cc = gcc(&source, &shared, &include);
-        cc.arg(format!("-L{}", lib.display()))
+        let mut cc = gcc(&source, &shared, include);
+        cc.args(cflags)
+            .arg(format!("-L{}", lib.display()))
             .arg("-lovstage")
             .arg(format!("-Wl,-rpath,{}", lib.display()))
             .args(["-lpthread", "-lm"]);
         checked(&mut cc, &format!("{name}: compiling against libovstage.so"))?;
         let statik = out.join(format!("{name}-static"));
-        let mut cc = gcc(&source, &statik, &include);
-        cc.arg(lib.join("libovstage.a")).args(STATIC_DEPS);
+        let mut cc = gcc(&source, &statik, include);
+        cc.args(cflags).arg(lib.join("libovstage.a")).args(STATIC_DEPS);
         checked(&mut cc, &format!("{name}: compiling against libovstage.a"))?;
-        for args in *runs {
-            let label = if args.is_empty() { name.to_string() } else { format!("{name} {}", args.join(" ")) };
-            for (kind, binary) in [("shared", &shared), ("static", &statik)] {
-                let o = checked(Command::new(binary).args(*args), &format!("{label} ({kind})"))?;
-                compare(&format!("{label} ({kind})"), &expected, &String::from_utf8_lossy(&o.stdout))?;
+        built.push(BuiltExample { name, runs, expected, shared, statik });
+    }
+    Ok(built)
+}
+
+/// Runs `cmd`, which must succeed and print `expected`; returns its output.
+pub(crate) fn run_expecting(cmd: &mut Command, label: &str, expected: &str) -> Result<Output, String> {
+    let o = checked(cmd, label)?;
+    compare(label, expected, &String::from_utf8_lossy(&o.stdout))?;
+    Ok(o)
+}
+
+/// Builds, runs and checks every example; then the dlopen test and the
+/// symbol list.
+pub(crate) fn run() -> Result<(), String> {
+    let root = crate::root();
+    let lib = build_library()?;
+    let include = root.join("crates/ovstage-ffi/include");
+    let out = root.join("target/c-examples");
+    let valgrind = Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !valgrind {
+        return Err("valgrind is required to check the C examples (apt-get install valgrind)".into());
+    }
+    for example in build_examples(&lib, &include, &out, &[])? {
+        for args in example.runs {
+            let label = example.label(args);
+            for (kind, binary) in [("shared", &example.shared), ("static", &example.statik)] {
+                run_expecting(Command::new(binary).args(*args), &format!("{label} ({kind})"), &example.expected)?;
             }
             let mut vg = Command::new("valgrind");
             vg.args([
@@ -121,27 +165,26 @@ pub(crate) fn run() -> Result<(), String> {
                 "--errors-for-leak-kinds=definite",
                 "--show-leak-kinds=definite",
             ])
-            .arg(&shared)
+            .arg(&example.shared)
             .args(*args);
-            let o = checked(&mut vg, &format!("{label} under valgrind"))?;
-            compare(&format!("{label} (valgrind)"), &expected, &String::from_utf8_lossy(&o.stdout))?;
+            run_expecting(&mut vg, &format!("{label} (valgrind)"), &example.expected)?;
             println!("    {label}: shared, static and valgrind runs match the expected output");
         }
     }
-    dlopen_test(&root, &lib, &include, &out)?;
+    dlopen_test(&root, &lib, &include, &out, &[])?;
     symbols(&root, &lib)
 }
 
 /// Loads the library by path (both names) and drives it through resolved
-/// exports and vtables only.
-fn dlopen_test(root: &Path, lib: &Path, include: &Path, out: &Path) -> Result<(), String> {
+/// exports and vtables only; `cflags` are added to the compile.
+pub(crate) fn dlopen_test(root: &Path, lib: &Path, include: &Path, out: &Path, cflags: &[&str]) -> Result<(), String> {
     let binary = out.join("dlopen_binding");
     let mut cc = gcc(&root.join("tests/c/dlopen_binding.c"), &binary, include);
-    cc.arg("-ldl");
+    cc.args(cflags).arg("-ldl");
     checked(&mut cc, "compiling tests/c/dlopen_binding.c")?;
     for name in ["libovstage.so", "libovstage-dynamic.so"] {
-        let o = checked(Command::new(&binary).arg(lib.join(name)), &format!("dlopen_binding {name}"))?;
-        compare(&format!("dlopen_binding {name}"), "ok\n", &String::from_utf8_lossy(&o.stdout))?;
+        let label = format!("dlopen_binding {name}");
+        run_expecting(Command::new(&binary).arg(lib.join(name)), &label, "ok\n")?;
     }
     println!("    dlopen_binding: both library names load and work through the vtables");
     Ok(())

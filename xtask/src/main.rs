@@ -5,8 +5,9 @@
 //! being current and compiling as C and C++, the whole workspace's tests
 //! (insta snapshots must match: no new snapshots are written), the docs with
 //! warnings denied, the Rust and C examples (shared, static, valgrind), the
-//! dlopen test, the C distribution's CMake and pkg-config files, and the
-//! snippets the docs cite.
+//! dlopen test, the C distribution's CMake and pkg-config files, the
+//! snippets the docs cite, the ffi tests and C programs under
+//! AddressSanitizer, and a bounded run of each fuzz target.
 
 // A command-line program reports its errors on stderr.
 #![allow(clippy::print_stderr)]
@@ -15,11 +16,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod asan;
 mod bench;
 mod cexamples;
 mod codegen;
 mod ctests;
 mod dist;
+mod fuzz;
 mod snippets;
 mod valgrind;
 
@@ -35,7 +38,11 @@ commands:
   bench   run the benchmark workloads (release) on our library; --against DIR also on
           DIR/libovstage-dynamic.so side by side; --report FILE writes Markdown
   check-snippets
-          check the [snippet:NAME] markers in examples/ and tests/ and the snippets docs cite";
+          check the [snippet:NAME] markers in examples/ and tests/ and the snippets docs cite
+  asan    the ovstage-ffi tests, C examples and dlopen test under AddressSanitizer (nightly)
+  fuzz [TARGET] [--time SECONDS]
+          run the fuzz targets (dlpack_intake, op_sequence; default both, 600 s each) from
+          fuzz/corpus; failing inputs go to fuzz/artifacts/TARGET";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
@@ -112,6 +119,9 @@ fn test() -> Result<(), String> {
     step_fn("dist: pkg-config and CMake consumers", dist::test)?;
     step_fn("check-snippets", check_snippets)?;
     step_fn("benchmark workloads, once each at tiny sizes", bench::smoke)?;
+    asan::unit_tests()?;
+    step_fn("C examples and dlopen test under ASan", asan::c_programs)?;
+    step_fn(&format!("fuzz targets, {}s each", fuzz::CI_SECONDS), fuzz::smoke)?;
     Ok(())
 }
 
@@ -131,6 +141,8 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("check-snippets") => check_snippets(),
         Some("dist-test") => dist::test(),
+        Some("asan") => asan::run(),
+        Some("fuzz") => fuzz::run(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
