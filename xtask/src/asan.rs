@@ -24,8 +24,12 @@ use crate::cexamples;
 pub(crate) const TARGET: &str = "x86_64-unknown-linux-gnu";
 
 /// Options every sanitized run gets: leaks are errors, and a report ends
-/// the program with a non-zero status.
-const ASAN_OPTIONS: &str = "detect_leaks=1:halt_on_error=1";
+/// the program with a non-zero status. An allocation over 2 GiB returns
+/// NULL instead of being reported (ASan's default), as a real allocator's
+/// refusal would: the library must turn it into `OUT_OF_MEMORY`, which
+/// the tests of huge client sizes check.
+pub(crate) const ASAN_OPTIONS: &str =
+    "detect_leaks=1:halt_on_error=1:allocator_may_return_null=1:max_allocation_size_mb=2048";
 
 /// `cargo +nightly` in the workspace root, cleared of the variables the
 /// outer (stable) cargo and rustup set, so the nightly toolchain's own

@@ -87,7 +87,8 @@ pub(crate) fn run_target(bin: &Path, target: &str, seconds: u64) -> Result<(), S
     let started = Instant::now();
     println!("==> fuzz {target} for {seconds}s");
     let mut cmd = Command::new(bin.join(target));
-    cmd.arg(format!("-max_total_time={seconds}"))
+    cmd.env("ASAN_OPTIONS", crate::asan::ASAN_OPTIONS)
+        .arg(format!("-max_total_time={seconds}"))
         .args(LIMITS)
         // A trailing slash: libFuzzer prepends the prefix to the file name.
         .arg(format!("-artifact_prefix={}/", artifacts.display()))

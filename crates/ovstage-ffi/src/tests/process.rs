@@ -218,10 +218,15 @@ fn the_op_bound_is_a_process_setting() {
     {
         let i = Inst::new();
         let q = i.query(&["/A"]);
-        let ops: Vec<u64> = (1..=3u64).map(|t| i.write_f32(q, "v", t, &[t as f32], 1).op_index).collect();
-        for op in &ops {
-            assert_eq!(i.wait(*op), OK);
-        }
+        // Each write waited at once: its client tensor lives only that long.
+        let ops: Vec<u64> = (1..=3u64)
+            .map(|t| {
+                let values = [t as f32];
+                let op = i.write_f32(q, "v", t, &values, 1).op_index;
+                assert_eq!(i.wait(op), OK);
+                op
+            })
+            .collect();
         let r = i.write_f32(q, "v", 4, &[4.0], 1);
         assert_eq!((r.status.0, r.op_index), (QUEUE_FULL, 0), "{}", last_error());
         assert!(last_error().contains("3 ops are submitted and not released"), "{}", last_error());
