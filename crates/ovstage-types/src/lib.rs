@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+mod device;
 mod dtype;
 mod error;
 mod handles;
@@ -16,6 +17,7 @@ mod ordinal;
 mod semantic;
 mod status;
 
+pub use device::Device;
 pub use dtype::{DType, DTypeCode};
 pub use error::{Error, ErrorContext, Result};
 pub use handles::{
