@@ -4,11 +4,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use ovstage_types::{DType, Error, Ordinal, PathList, ReadGroupId, Result, Semantic, Token};
+use ovstage_types::{DType, Device, Error, Ordinal, PathList, ReadGroupId, Result, Semantic, Token};
 use smallvec::SmallVec;
 
 use crate::store::column::{ArrayRef, Image};
-use crate::tensor::Element;
+use crate::tensor::{Element, TensorDesc};
 
 /// Values or tombstones.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -58,9 +58,7 @@ pub struct AttributeMeta {
 #[derive(Clone, Debug)]
 pub struct TensorView<'a> {
     bytes: &'a [u8],
-    dtype: DType,
-    shape: SmallVec<[u64; 3]>,
-    strides: SmallVec<[i64; 3]>,
+    desc: TensorDesc,
 }
 
 impl<'a> TensorView<'a> {
@@ -71,22 +69,32 @@ impl<'a> TensorView<'a> {
 
     /// The values as `T` (which must match the dtype).
     pub fn values<T: Element>(&self) -> Result<&'a [T]> {
-        typed(self.bytes, self.dtype)
+        typed(self.bytes, self.desc.dtype)
     }
 
     /// Element type (`lanes == 1`).
     pub fn dtype(&self) -> DType {
-        self.dtype
+        self.desc.dtype
     }
 
     /// Shape: `[n]`, `[n, C]` or `[n, S, S]`.
     pub fn shape(&self) -> &[u64] {
-        &self.shape
+        &self.desc.shape
     }
 
     /// Compact row-major strides in elements.
     pub fn strides(&self) -> &[i64] {
-        &self.strides
+        &self.desc.strides
+    }
+
+    /// Where the bytes are.
+    pub fn device(&self) -> Device {
+        self.desc.device
+    }
+
+    /// The view's description, as a binding exports it.
+    pub fn desc(&self) -> &TensorDesc {
+        &self.desc
     }
 }
 
@@ -144,8 +152,7 @@ impl GroupData {
     fn view<'a>(&'a self, bytes: &'a [u8], leading: u64) -> TensorView<'a> {
         let mut shape: SmallVec<[u64; 3]> = SmallVec::from_slice(&[leading]);
         shape.extend_from_slice(&self.components);
-        let strides = crate::schema::Schema::strides(&shape);
-        TensorView { bytes, dtype: self.dtype, shape, strides }
+        TensorView { bytes, desc: TensorDesc::compact(self.device(), self.dtype, &shape) }
     }
 
     /// Whether this is an array attribute's group (one tensor per prim).
@@ -237,6 +244,11 @@ impl GroupData {
     /// Compact row-major strides of the fixed-size tensor, in elements.
     pub fn strides(&self) -> &[i64] {
         &self.strides
+    }
+
+    /// Where the values are: the CPU store's images are host memory.
+    pub fn device(&self) -> Device {
+        Device::Host
     }
 
     /// Bytes of one fixed-size row.

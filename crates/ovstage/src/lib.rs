@@ -65,11 +65,11 @@ pub use paths::PathDictionary;
 pub use query::{Predicate, QueryResult};
 pub use schema::{Schema, ValueKind};
 pub use stage::{Stage, StoreStats};
-pub use tensor::{Element, HostBytes, Tensor};
+pub use tensor::{Element, HostBytes, Tensor, TensorDesc};
 
 pub use ovstage_sched::{Lanes, WaitError};
 pub use ovstage_types::{
-    AdmissionPolicy, AttributeMode, DType, DTypeCode, Error, ErrorContext, FilterOp, HierarchyHandle,
+    AdmissionPolicy, AttributeMode, DType, DTypeCode, Device, Error, ErrorContext, FilterOp, HierarchyHandle,
     HierarchyRelation, MapHandle, OpId, Ordinal, OrdinalQueryHandle, OrdinalRange, PathList, PrimMode, PrimPath,
     QueryHandle, QueryResultId, ReadGroupId, ReadHandle, Result, Scope, Semantic, Status, Timeout, Token,
 };

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
 use ovstage_types::{
-    AttributeMode, DType, Error, MapHandle, OpId, Ordinal, PrimMode, QueryHandle, Result, Semantic, Status, Timeout,
+    AttributeMode, DType, Device, Error, MapHandle, OpId, Ordinal, PrimMode, QueryHandle, Result, Semantic, Status,
+    Timeout,
 };
 use smallvec::SmallVec;
 
@@ -22,7 +23,7 @@ use crate::stage::{Stage, StageInner, lock};
 use crate::store::buf::Buf;
 use crate::store::column::{Part, RowMap};
 use crate::store::rows::Rows;
-use crate::tensor::Element;
+use crate::tensor::{Element, TensorDesc};
 use crate::transport::check_semantic;
 use crate::write::{Ctx, Targets};
 
@@ -112,6 +113,17 @@ impl MapGroup {
     /// Element type of the tensors (`lanes == 1`).
     pub fn dtype(&self) -> DType {
         self.schema.dtype.scalar()
+    }
+
+    /// Where the writable buffer is: the CPU store maps host memory.
+    pub fn device(&self) -> Device {
+        Device::Host
+    }
+
+    /// Tensor `i`'s description (compact row-major), as a binding exports
+    /// it.
+    pub fn desc(&self, i: usize) -> TensorDesc {
+        TensorDesc::compact(self.device(), self.dtype(), &self.shape(i))
     }
 
     /// The whole writable buffer.

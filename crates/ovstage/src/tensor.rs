@@ -1,10 +1,48 @@
-//! Host tensors handed to writes: bytes, an element type and a shape.
+//! Host tensors handed to writes (bytes, an element type and a shape), and
+//! the description every tensor the stage takes or hands out has.
 
 use std::fmt;
 use std::sync::Arc;
 
-use ovstage_types::{DType, DTypeCode, Error, Result};
+use ovstage_types::{DType, DTypeCode, Device, Error, Result};
 use smallvec::SmallVec;
+
+use crate::schema::Schema;
+
+/// How a tensor's elements lie in memory: the device, the element type, the
+/// shape and the strides (in elements). It is what a binding needs to
+/// export a tensor (DLPack's `device`, `dtype`, `shape`, `strides`), the
+/// same for the tensors a write takes, a read group's and a map group's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorDesc {
+    /// Where the bytes are.
+    pub device: Device,
+    /// Element type.
+    pub dtype: DType,
+    /// Shape.
+    pub shape: SmallVec<[u64; 3]>,
+    /// Strides in elements, one per dimension.
+    pub strides: SmallVec<[i64; 3]>,
+}
+
+impl TensorDesc {
+    /// A compact row-major tensor of `shape` on `device`.
+    pub fn compact(device: Device, dtype: DType, shape: &[u64]) -> TensorDesc {
+        TensorDesc { device, dtype, shape: SmallVec::from_slice(shape), strides: Schema::strides(shape) }
+    }
+
+    /// Number of elements (the shape's product; `None` if it overflows).
+    pub fn element_count(&self) -> Option<u64> {
+        self.shape.iter().try_fold(1u64, |acc, d| acc.checked_mul(*d))
+    }
+
+    /// Whether the strides are the compact row-major ones (dimensions of
+    /// extent 1 may have any stride).
+    pub fn is_compact(&self) -> bool {
+        let compact = Schema::strides(&self.shape);
+        self.shape.iter().zip(self.strides.iter().zip(&compact)).all(|(d, (s, c))| *d <= 1 || s == c)
+    }
+}
 
 /// Bytes an op may read until it completes. Implemented for owned vectors
 /// of plain numbers; bindings implement it for memory they keep alive.
@@ -116,6 +154,17 @@ impl Tensor {
         self.data.host_bytes()
     }
 
+    /// Where the bytes are: host memory (a device tensor is refused where a
+    /// binding imports it, until a device backend is built in).
+    pub fn device(&self) -> Device {
+        Device::Host
+    }
+
+    /// The tensor's description (compact row-major, on the host).
+    pub fn desc(&self) -> TensorDesc {
+        TensorDesc::compact(self.device(), self.dtype, &self.shape)
+    }
+
     /// Reads a tensor shape as the store does: the row count (leading
     /// dimension) and the element type of a row, every trailing dimension
     /// folded into the lanes of `dtype` (between 1 and 65535). Every write
@@ -155,6 +204,20 @@ pub(crate) fn fold_shape(dtype: DType, shape: &[u64]) -> Result<(u64, DType)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn descriptions_tell_compact_strides() {
+        let t = Tensor::from_vec(vec![0f32; 24], &[2, 3, 4]).unwrap();
+        let d = t.desc();
+        assert_eq!((d.device, &d.shape[..], &d.strides[..]), (Device::Host, &[2u64, 3, 4][..], &[12i64, 4, 1][..]));
+        assert_eq!(d.element_count(), Some(24));
+        assert!(d.is_compact());
+        let strided = TensorDesc { strides: SmallVec::from_slice(&[12, 1, 3]), ..d.clone() };
+        assert!(!strided.is_compact());
+        let broadcast =
+            TensorDesc { shape: SmallVec::from_slice(&[1, 3, 4]), strides: SmallVec::from_slice(&[0, 4, 1]), ..d };
+        assert!(broadcast.is_compact(), "a dimension of extent 1 may have any stride");
+    }
 
     #[test]
     fn shapes_fold_into_lanes() {
