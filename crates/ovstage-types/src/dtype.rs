@@ -2,76 +2,51 @@
 
 use std::fmt;
 
-/// DLPack's type code (`DLDataTypeCode`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-#[allow(non_camel_case_types)]
-pub enum DTypeCode {
-    /// Signed integer.
-    Int = 0,
-    /// Unsigned integer.
-    UInt = 1,
-    /// IEEE floating point.
-    Float = 2,
-    /// Opaque handle.
-    OpaqueHandle = 3,
-    /// bfloat16.
-    Bfloat = 4,
-    /// Complex (two floats).
-    Complex = 5,
-    /// Boolean.
-    Bool = 6,
-    /// FP8 e3m4.
-    Float8_e3m4 = 7,
-    /// FP8 e4m3.
-    Float8_e4m3 = 8,
-    /// FP8 e4m3b11fnuz.
-    Float8_e4m3b11fnuz = 9,
-    /// FP8 e4m3fn.
-    Float8_e4m3fn = 10,
-    /// FP8 e4m3fnuz.
-    Float8_e4m3fnuz = 11,
-    /// FP8 e5m2.
-    Float8_e5m2 = 12,
-    /// FP8 e5m2fnuz.
-    Float8_e5m2fnuz = 13,
-    /// FP8 e8m0fnu.
-    Float8_e8m0fnu = 14,
-    /// FP6 e2m3fn.
-    Float6_e2m3fn = 15,
-    /// FP6 e3m2fn.
-    Float6_e3m2fn = 16,
-    /// FP4 e2m1fn.
-    Float4_e2m1fn = 17,
+raw_enum! {
+    /// DLPack's type code (`DLDataTypeCode`).
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+    #[allow(non_camel_case_types)]
+    pub enum DTypeCode: u8 {
+        /// Signed integer.
+        Int = 0,
+        /// Unsigned integer.
+        UInt = 1,
+        /// IEEE floating point.
+        Float = 2,
+        /// Opaque handle.
+        OpaqueHandle = 3,
+        /// bfloat16.
+        Bfloat = 4,
+        /// Complex (two floats).
+        Complex = 5,
+        /// Boolean.
+        Bool = 6,
+        /// FP8 e3m4.
+        Float8_e3m4 = 7,
+        /// FP8 e4m3.
+        Float8_e4m3 = 8,
+        /// FP8 e4m3b11fnuz.
+        Float8_e4m3b11fnuz = 9,
+        /// FP8 e4m3fn.
+        Float8_e4m3fn = 10,
+        /// FP8 e4m3fnuz.
+        Float8_e4m3fnuz = 11,
+        /// FP8 e5m2.
+        Float8_e5m2 = 12,
+        /// FP8 e5m2fnuz.
+        Float8_e5m2fnuz = 13,
+        /// FP8 e8m0fnu.
+        Float8_e8m0fnu = 14,
+        /// FP6 e2m3fn.
+        Float6_e2m3fn = 15,
+        /// FP6 e3m2fn.
+        Float6_e3m2fn = 16,
+        /// FP4 e2m1fn.
+        Float4_e2m1fn = 17,
+    }
 }
 
 impl DTypeCode {
-    /// The code for a raw DLPack value.
-    pub const fn from_raw(raw: u8) -> Option<DTypeCode> {
-        use DTypeCode::*;
-        Some(match raw {
-            0 => Int,
-            1 => UInt,
-            2 => Float,
-            3 => OpaqueHandle,
-            4 => Bfloat,
-            5 => Complex,
-            6 => Bool,
-            7 => Float8_e3m4,
-            8 => Float8_e4m3,
-            9 => Float8_e4m3b11fnuz,
-            10 => Float8_e4m3fn,
-            11 => Float8_e4m3fnuz,
-            12 => Float8_e5m2,
-            13 => Float8_e5m2fnuz,
-            14 => Float8_e8m0fnu,
-            15 => Float6_e2m3fn,
-            16 => Float6_e3m2fn,
-            17 => Float4_e2m1fn,
-            _ => return None,
-        })
-    }
-
     const fn short(self) -> &'static str {
         use DTypeCode::*;
         match self {

@@ -7,6 +7,8 @@
 
 #![forbid(unsafe_code)]
 
+#[macro_use]
+mod raw;
 mod device;
 mod dtype;
 mod error;

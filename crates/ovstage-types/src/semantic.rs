@@ -1,72 +1,48 @@
 //! The authored interpretation of an attribute's bytes.
 
-/// What a column's values mean (point versus plain float3, asset versus
-/// string, ...), orthogonal to its dtype. Recorded when an attribute is
-/// created and part of its schema.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum Semantic {
-    /// No interpretation recorded.
-    #[default]
-    None = 0,
-    /// `(authored, resolved)` token ids of an asset path.
-    AssetPathId = 1,
-    /// One token id per row.
-    TokenId = 2,
-    /// The token id of a path expression's text.
-    PathExpressionString = 3,
-    /// Path ids of relationship targets.
-    RelationshipPathId = 4,
-    /// A position.
-    Point = 5,
-    /// A direction.
-    Vector = 6,
-    /// A surface normal.
-    Normal = 7,
-    /// A color.
-    Color = 8,
-    /// A quaternion, imaginary parts first, real part last.
-    Quaternion = 9,
-    /// A square matrix; reads expose it as `[N, S, S]`.
-    Matrix = 10,
-    /// A texture coordinate.
-    TextureCoordinate = 11,
-    /// `(path id, token id)` of a connection.
-    ConnectionPathId = 12,
-    /// A UTF-8 string stored as a ragged byte array.
-    String = 13,
-    /// A unitless time code.
-    TimeCode = 14,
-    /// A coordinate frame.
-    Frame = 15,
+raw_enum! {
+    /// What a column's values mean (point versus plain float3, asset versus
+    /// string, ...), orthogonal to its dtype. Recorded when an attribute is
+    /// created and part of its schema.
+    #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+    pub enum Semantic: u32 {
+        /// No interpretation recorded.
+        #[default]
+        None = 0,
+        /// `(authored, resolved)` token ids of an asset path.
+        AssetPathId = 1,
+        /// One token id per row.
+        TokenId = 2,
+        /// The token id of a path expression's text.
+        PathExpressionString = 3,
+        /// Path ids of relationship targets.
+        RelationshipPathId = 4,
+        /// A position.
+        Point = 5,
+        /// A direction.
+        Vector = 6,
+        /// A surface normal.
+        Normal = 7,
+        /// A color.
+        Color = 8,
+        /// A quaternion, imaginary parts first, real part last.
+        Quaternion = 9,
+        /// A square matrix; reads expose it as `[N, S, S]`.
+        Matrix = 10,
+        /// A texture coordinate.
+        TextureCoordinate = 11,
+        /// `(path id, token id)` of a connection.
+        ConnectionPathId = 12,
+        /// A UTF-8 string stored as a ragged byte array.
+        String = 13,
+        /// A unitless time code.
+        TimeCode = 14,
+        /// A coordinate frame.
+        Frame = 15,
+    }
 }
 
 impl Semantic {
-    /// Every semantic, in numeric order.
-    pub const ALL: [Semantic; 16] = [
-        Semantic::None,
-        Semantic::AssetPathId,
-        Semantic::TokenId,
-        Semantic::PathExpressionString,
-        Semantic::RelationshipPathId,
-        Semantic::Point,
-        Semantic::Vector,
-        Semantic::Normal,
-        Semantic::Color,
-        Semantic::Quaternion,
-        Semantic::Matrix,
-        Semantic::TextureCoordinate,
-        Semantic::ConnectionPathId,
-        Semantic::String,
-        Semantic::TimeCode,
-        Semantic::Frame,
-    ];
-
-    /// The semantic for a raw contract value.
-    pub fn from_raw(raw: u32) -> Option<Semantic> {
-        Semantic::ALL.get(usize::try_from(raw).ok()?).copied()
-    }
-
     /// The contract's name without prefix, e.g. `MATRIX`.
     pub const fn name(self) -> &'static str {
         match self {

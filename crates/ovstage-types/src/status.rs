@@ -2,67 +2,44 @@
 
 use std::fmt;
 
-/// The outcome of a call, with exactly the numeric values of the C contract.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum Status {
-    /// Success.
-    Ok = 0,
-    /// An argument is malformed or inconsistent.
-    InvalidArgument = 1,
-    /// A handle is unknown, stale or of the wrong kind.
-    InvalidHandle = 2,
-    /// Something looked up by name does not exist.
-    NotFound = 3,
-    /// An INSERT met a prim that already exists (the contract's name).
-    PrimNotFound = 4,
-    /// A mutation at or below a write floor, or a read of unsealed data.
-    WriteFloorViolation = 5,
-    /// The operation or input is not supported by this implementation.
-    NotSupported = 6,
-    /// Back-pressure: the submit queue is full.
-    QueueFull = 7,
-    /// An iterating fetch has no more groups.
-    EndOfIteration = 8,
-    /// An allocation failed.
-    OutOfMemory = 9,
-    /// The layout changed during a map session.
-    LayoutChanged = 10,
-    /// A wait or fetch did not complete within its timeout.
-    Timeout = 11,
-    /// An enqueued op failed; its message is kept per op id.
-    OpFailed = 12,
-    /// The values needed are no longer retained.
-    OutOfRange = 13,
-    /// A bug in ovstage.
-    Internal = 99,
+raw_enum! {
+    /// The outcome of a call, with exactly the numeric values of the C contract.
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+    pub enum Status: u32 {
+        /// Success.
+        Ok = 0,
+        /// An argument is malformed or inconsistent.
+        InvalidArgument = 1,
+        /// A handle is unknown, stale or of the wrong kind.
+        InvalidHandle = 2,
+        /// Something looked up by name does not exist.
+        NotFound = 3,
+        /// An INSERT met a prim that already exists (the contract's name).
+        PrimNotFound = 4,
+        /// A mutation at or below a write floor, or a read of unsealed data.
+        WriteFloorViolation = 5,
+        /// The operation or input is not supported by this implementation.
+        NotSupported = 6,
+        /// Back-pressure: the submit queue is full.
+        QueueFull = 7,
+        /// An iterating fetch has no more groups.
+        EndOfIteration = 8,
+        /// An allocation failed.
+        OutOfMemory = 9,
+        /// The layout changed during a map session.
+        LayoutChanged = 10,
+        /// A wait or fetch did not complete within its timeout.
+        Timeout = 11,
+        /// An enqueued op failed; its message is kept per op id.
+        OpFailed = 12,
+        /// The values needed are no longer retained.
+        OutOfRange = 13,
+        /// A bug in ovstage.
+        Internal = 99,
+    }
 }
 
 impl Status {
-    /// Every status, in numeric order.
-    pub const ALL: [Status; 15] = [
-        Status::Ok,
-        Status::InvalidArgument,
-        Status::InvalidHandle,
-        Status::NotFound,
-        Status::PrimNotFound,
-        Status::WriteFloorViolation,
-        Status::NotSupported,
-        Status::QueueFull,
-        Status::EndOfIteration,
-        Status::OutOfMemory,
-        Status::LayoutChanged,
-        Status::Timeout,
-        Status::OpFailed,
-        Status::OutOfRange,
-        Status::Internal,
-    ];
-
-    /// The status for a raw contract value, if it is one.
-    pub fn from_raw(raw: u32) -> Option<Status> {
-        Status::ALL.into_iter().find(|s| *s as u32 == raw)
-    }
-
     /// The raw contract value.
     pub const fn as_raw(self) -> u32 {
         self as u32
