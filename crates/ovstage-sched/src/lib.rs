@@ -22,6 +22,8 @@
 //! waited op's dependency chain itself instead of sleeping until a lane
 //! gets to them.
 
+#![forbid(unsafe_code)]
+
 mod lanes;
 mod node;
 mod order;

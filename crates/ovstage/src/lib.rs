@@ -24,6 +24,8 @@
 //! # Ok::<(), ovstage::Error>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 /// The README's Rust example compiles and runs as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
