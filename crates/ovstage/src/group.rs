@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ovstage_types::{DType, Device, Error, Ordinal, PathList, ReadGroupId, Result, Semantic, Token};
 use smallvec::SmallVec;
 
-use crate::store::column::{ArrayRef, Image};
+use crate::store::image::{ArrayRef, Image};
 use crate::tensor::{Element, TensorDesc};
 
 /// Values or tombstones.

@@ -19,7 +19,8 @@ use crate::query::QueryState;
 use crate::schema::{Schema, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
 use crate::store::buf::Buf;
-use crate::store::column::{ArrayIndex, ArrayRef, Column, Image, RowMap, Snapshot};
+use crate::store::column::{Column, RowMap, Snapshot};
+use crate::store::image::{ArrayIndex, ArrayRef, Image};
 use crate::store::rows::RowSet;
 
 const CALL: &str = "read_attributes";

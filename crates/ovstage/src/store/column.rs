@@ -21,82 +21,16 @@ use ovstage_types::{AdmissionPolicy, PrimPath, Semantic};
 use smallvec::SmallVec;
 
 use super::buf::{Buf, BufPool};
+use super::image::{Image, compact, recycle, recycle_part};
 use super::liveness::Liveness;
 use super::rows::{RowSet, Rows};
-use crate::schema::{Schema, Storage, ValueKind};
+use crate::schema::{Schema, Storage};
 
 /// Row index of a prim without a row.
 const NO_ROW: u32 = u32::MAX;
 
 /// Most bytes of freed buffers a column's pool keeps.
 const POOL_MAX_BYTES: usize = 8 << 20;
-
-/// The full state of a column at one version.
-#[derive(Debug)]
-pub(crate) struct Image {
-    /// Fixed-size columns: `nrows * row_bytes` bytes; rows that are not live
-    /// hold stale bytes. Empty for array columns.
-    pub(crate) data: Arc<Buf>,
-    /// Array columns: where each row's elements are.
-    pub(crate) arrays: Option<ArrayIndex>,
-    pub(crate) live: RowSet,
-    pub(crate) nrows: u32,
-}
-
-/// Where one array row's bytes are: `bufs[buf][start..start + len]`.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct ArrayRef {
-    pub(crate) buf: u32,
-    pub(crate) start: u64,
-    pub(crate) len: u64,
-}
-
-/// The rows of an array column at one version: each row points into one of
-/// the write buffers that produced it. Building it copies no element bytes.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ArrayIndex {
-    pub(crate) bufs: Vec<Arc<Buf>>,
-    pub(crate) refs: Vec<ArrayRef>,
-}
-
-impl ArrayIndex {
-    /// The bytes `r` points at.
-    pub(crate) fn bytes(&self, r: ArrayRef) -> &[u8] {
-        if r.len == 0 {
-            return &[];
-        }
-        &self.bufs[r.buf as usize].bytes()[r.start as usize..(r.start + r.len) as usize]
-    }
-
-    /// Drops buffers no live row points into.
-    fn prune(&mut self, live: &RowSet) {
-        let mut used = vec![false; self.bufs.len()];
-        for (row, r) in self.refs.iter().enumerate() {
-            if live.contains(row as u32) && r.len > 0 {
-                used[r.buf as usize] = true;
-            }
-        }
-        if used.iter().all(|u| *u) {
-            return;
-        }
-        let mut remap = vec![0u32; self.bufs.len()];
-        let mut kept = Vec::new();
-        for (i, b) in std::mem::take(&mut self.bufs).into_iter().enumerate() {
-            if used[i] {
-                remap[i] = kept.len() as u32;
-                kept.push(b);
-            }
-        }
-        for (row, r) in self.refs.iter_mut().enumerate() {
-            if live.contains(row as u32) && r.len > 0 {
-                r.buf = remap[r.buf as usize];
-            } else {
-                *r = ArrayRef::default();
-            }
-        }
-        self.bufs = kept;
-    }
-}
 
 /// One change applied at a version's ordinal, in submission order.
 #[derive(Debug)]
@@ -128,7 +62,7 @@ impl Part {
             }
     }
 
-    fn rows(&self) -> &Rows {
+    pub(super) fn rows(&self) -> &Rows {
         match self {
             Part::Write { rows, .. } | Part::WriteArray { rows, .. } | Part::Delete { rows } => rows,
         }
@@ -143,7 +77,7 @@ impl Part {
 }
 
 /// The parts of a version: usually one write, kept inline.
-type Parts = SmallVec<[Part; 1]>;
+pub(super) type Parts = SmallVec<[Part; 1]>;
 
 #[derive(Debug)]
 pub(crate) struct Version {
@@ -151,23 +85,23 @@ pub(crate) struct Version {
     /// Lowest ordinal whose changes this version holds: below `ordinal` when
     /// older versions were merged into it (see [`ColumnGuard::publish`]);
     /// snapshots strictly inside `[from, ordinal)` are not exact.
-    from: u64,
-    parts: Parts,
+    pub(super) from: u64,
+    pub(super) parts: Parts,
     /// Where each part sorts: its ordinal, or 0 for the parts a merge
     /// compacted (they precede every later arrival). A change published
     /// into a merged span after the merge (its ordinal inside the span,
     /// its cells changed by nothing newer when it was admitted) goes after
     /// the compacted parts but before later arrivals at higher ordinals,
     /// which may change the same cells and may have run first.
-    keys: SmallVec<[u64; 1]>,
+    pub(super) keys: SmallVec<[u64; 1]>,
     /// Sum of the parts' [`Part::bytes`].
-    bytes: usize,
+    pub(super) bytes: usize,
     /// Rows whose last change at this ordinal is a write.
-    written: RowSet,
+    pub(super) written: RowSet,
     /// Rows whose last change at this ordinal is a delete.
-    deleted: RowSet,
-    nrows: u32,
-    image: Option<Arc<Image>>,
+    pub(super) deleted: RowSet,
+    pub(super) nrows: u32,
+    pub(super) image: Option<Arc<Image>>,
 }
 
 impl Version {
@@ -267,7 +201,7 @@ pub(crate) enum Snapshot {
 pub(crate) struct ColumnState {
     row_of: Vec<u32>,
     prim_of: Vec<PrimPath>,
-    versions: VecDeque<Version>,
+    pub(super) versions: VecDeque<Version>,
     /// Sum of the versions' `bytes`: with a thousand unsealed versions,
     /// summing them at every publish would cost more than the write.
     bytes: usize,
@@ -370,8 +304,8 @@ impl Column {
 
 /// The locked state of a column, with the column's constants at hand.
 pub(crate) struct ColumnGuard<'a> {
-    column: &'a Column,
-    state: MutexGuard<'a, ColumnState>,
+    pub(super) column: &'a Column,
+    pub(super) state: MutexGuard<'a, ColumnState>,
 }
 
 fn prim_index(p: PrimPath) -> usize {
@@ -655,109 +589,6 @@ impl ColumnGuard<'_> {
         self.state.versions.iter().filter(|v| v.merged() && v.from <= floor).map(|v| v.ordinal).max().unwrap_or(0)
     }
 
-    /// The image of the version at `idx`, built if needed.
-    ///
-    /// With `may_steal` the caller is about to drop every version before
-    /// `idx`: the newest older image is then reused in place, without a
-    /// copy, when no read group holds it.
-    fn image_at(&mut self, idx: usize, may_steal: bool) -> Arc<Image> {
-        if let Some(image) = &self.state.versions[idx].image {
-            return image.clone();
-        }
-        if self.column.storage.kind == ValueKind::Array {
-            return self.array_image_at(idx);
-        }
-        let row_bytes = self.column.row_bytes;
-        let pool = &self.column.pool;
-        let st = &mut *self.state;
-        let target_rows = st.versions[idx].nrows;
-        let target_len = target_rows as usize * row_bytes;
-
-        // Where the fold starts: this version's own full-coverage write, the
-        // newest older image, or nothing.
-        let full_first = matches!(
-            st.versions[idx].parts.first(),
-            Some(Part::Write { rows, .. }) if rows.covers_all(target_rows)
-        );
-        let (from, skip, mut data, mut live) = if full_first {
-            let Some(Part::Write { data, .. }) = st.versions[idx].parts.first() else { unreachable!() };
-            (idx, 1, Some(data.clone()), RowSet::full(target_rows))
-        } else {
-            match (0..idx).rev().find(|i| st.versions[*i].image.is_some()) {
-                Some(b) => {
-                    let base = if may_steal {
-                        // Only this fold needs version b from now on: take its
-                        // image and parts so a uniquely held buffer can be
-                        // written in place.
-                        st.versions[b].parts.clear();
-                        st.versions[b].keys.clear();
-                        st.versions[b].image.take().expect("found above")
-                    } else {
-                        st.versions[b].image.clone().expect("found above")
-                    };
-                    let base = Arc::try_unwrap(base).unwrap_or_else(|shared| Image {
-                        data: shared.data.clone(),
-                        arrays: None,
-                        live: shared.live.clone(),
-                        nrows: shared.nrows,
-                    });
-                    (b + 1, 0, Some(base.data), base.live)
-                }
-                None => (0, 0, None, RowSet::new()),
-            }
-        };
-        let pending_parts = (from..=idx).any(|i| st.versions[i].parts.len() > if i == idx { skip } else { 0 });
-        let image_data = match data.take() {
-            Some(d) if !pending_parts && d.len() >= target_len => d,
-            base => {
-                // A buffer nobody else references (a stolen base) is folded
-                // in place; anything shared is copied first.
-                let mut buf = match base.map(Arc::try_unwrap) {
-                    Some(Ok(buf)) => buf,
-                    Some(Err(shared)) => copy_of(pool, &shared),
-                    None => pool.take(0),
-                };
-                buf.resize(target_len);
-                for i in from..=idx {
-                    let parts = &st.versions[i].parts;
-                    for part in &parts[if i == idx { skip } else { 0 }..] {
-                        apply(part, &mut buf, &mut live, row_bytes);
-                    }
-                }
-                Arc::new(buf)
-            }
-        };
-        let image = Arc::new(Image { data: image_data, arrays: None, live, nrows: target_rows });
-        st.versions[idx].image = Some(image.clone());
-        image
-    }
-
-    /// The image of an array column's version: the newest older image's row
-    /// table with this and the intervening versions' parts applied.
-    fn array_image_at(&mut self, idx: usize) -> Arc<Image> {
-        let st = &mut *self.state;
-        let target_rows = st.versions[idx].nrows;
-        let base = (0..idx).rev().find(|i| st.versions[*i].image.is_some());
-        let (from, mut index, mut live) = match base {
-            Some(b) => {
-                let image = st.versions[b].image.as_ref().expect("found above");
-                (b + 1, image.arrays.clone().unwrap_or_default(), image.live.clone())
-            }
-            None => (0, ArrayIndex::default(), RowSet::new()),
-        };
-        index.refs.resize(target_rows as usize, ArrayRef::default());
-        for v in st.versions.range(from..=idx) {
-            for part in &v.parts {
-                apply_array(part, &mut index, &mut live);
-            }
-        }
-        index.prune(&live);
-        let empty = Arc::new(Buf::zeroed(0));
-        let image = Arc::new(Image { data: empty, arrays: Some(index), live, nrows: target_rows });
-        st.versions[idx].image = Some(image.clone());
-        image
-    }
-
     /// Index of the newest version at or below `ordinal`.
     fn newest_at(&self, ordinal: u64) -> Option<usize> {
         self.state.versions.partition_point(|v| v.ordinal <= ordinal).checked_sub(1)
@@ -871,136 +702,6 @@ fn visible_rows<'a>(rows: &'a Rows, hidden: Option<&RowSet>) -> std::borrow::Cow
         Some(h) => std::borrow::Cow::Owned(Rows::from_vec(
             (0..rows.len()).map(|i| rows.get(i)).filter(|r| !h.contains(*r)).collect(),
         )),
-    }
-}
-
-/// The parts of a merged version, shortened: everything before the last
-/// write covering every row is dropped, and when the rest holds more rows
-/// than the column, it is rebuilt as one delete and one write part with the
-/// last change of each row. Buffers of dropped parts go back to the pool.
-fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, pool: &BufPool) -> Parts {
-    if let Some(k) = parts
-        .iter()
-        .rposition(|p| matches!(p, Part::Write { rows, .. } | Part::WriteArray { rows, .. } if rows.covers_all(nrows)))
-    {
-        parts.drain(..k).for_each(|p| recycle_part(pool, p));
-    }
-    let total: usize = parts.iter().map(|p| p.rows().len()).sum();
-    if parts.len() <= 2 || total <= nrows as usize {
-        return parts;
-    }
-    // Per row: the last change, as (part, index in part); deletes use u32::MAX.
-    const NONE: (u32, u32) = (u32::MAX, u32::MAX);
-    let mut last = vec![NONE; nrows as usize];
-    for (pi, part) in parts.iter().enumerate() {
-        let is_delete = matches!(part, Part::Delete { .. });
-        let rows = part.rows();
-        for i in 0..rows.len() {
-            last[rows.get(i) as usize] = (pi as u32, if is_delete { u32::MAX } else { i as u32 });
-        }
-    }
-    let written: Vec<u32> =
-        (0..nrows).filter(|r| last[*r as usize] != NONE && last[*r as usize].1 != u32::MAX).collect();
-    let deleted: Vec<u32> =
-        (0..nrows).filter(|r| last[*r as usize].0 != u32::MAX && last[*r as usize].1 == u32::MAX).collect();
-    // The bytes of the last write of a row.
-    let source = |r: u32| -> &[u8] {
-        let (pi, i) = last[r as usize];
-        let i = i as usize;
-        match &parts[pi as usize] {
-            Part::Write { data, .. } => &data.bytes()[i * row_bytes..(i + 1) * row_bytes],
-            Part::WriteArray { data, offsets, .. } => &data.bytes()[offsets[i] as usize..offsets[i + 1] as usize],
-            Part::Delete { .. } => unreachable!("deletes are not recorded as writes"),
-        }
-    };
-    let arrays = parts.iter().any(|p| matches!(p, Part::WriteArray { .. }));
-    let mut offsets = Vec::with_capacity(written.len() + 1);
-    offsets.push(0u64);
-    for r in &written {
-        offsets.push(offsets.last().copied().unwrap_or(0) + source(*r).len() as u64);
-    }
-    let mut buf = pool.take(offsets.last().copied().unwrap_or(0) as usize);
-    for (k, r) in written.iter().enumerate() {
-        buf.bytes_mut()[offsets[k] as usize..offsets[k + 1] as usize].copy_from_slice(source(*r));
-    }
-    parts.into_iter().for_each(|p| recycle_part(pool, p));
-    let mut out = Parts::new();
-    if !deleted.is_empty() {
-        out.push(Part::Delete { rows: Rows::from_vec(deleted) });
-    }
-    if !written.is_empty() {
-        let (rows, data) = (Rows::from_vec(written), Arc::new(buf));
-        out.push(if arrays {
-            Part::WriteArray { rows, data, offsets: offsets.into() }
-        } else {
-            Part::Write { rows, data }
-        });
-    }
-    out
-}
-
-/// Returns a dropped part's buffer to the pool when nothing else holds it.
-fn recycle_part(pool: &BufPool, part: Part) {
-    match part {
-        Part::Write { data, .. } | Part::WriteArray { data, .. } => recycle(pool, data),
-        Part::Delete { .. } => {}
-    }
-}
-
-/// Returns a buffer to the pool when nothing else holds it.
-fn recycle(pool: &BufPool, data: Arc<Buf>) {
-    if let Ok(buf) = Arc::try_unwrap(data) {
-        pool.put(buf);
-    }
-}
-
-fn copy_of(pool: &BufPool, src: &Buf) -> Buf {
-    let mut copy = pool.take(src.len());
-    copy.bytes_mut().copy_from_slice(src.bytes());
-    copy
-}
-
-fn apply(part: &Part, buf: &mut Buf, live: &mut RowSet, row_bytes: usize) {
-    match part {
-        Part::Write { rows, data } => {
-            let src = data.bytes();
-            let dst = buf.bytes_mut();
-            match rows {
-                Rows::Run { start, len } => {
-                    let at = *start as usize * row_bytes;
-                    let n = *len as usize * row_bytes;
-                    dst[at..at + n].copy_from_slice(&src[..n]);
-                }
-                Rows::List(list) => {
-                    for (i, r) in list.iter().enumerate() {
-                        let at = *r as usize * row_bytes;
-                        dst[at..at + row_bytes].copy_from_slice(&src[i * row_bytes..(i + 1) * row_bytes]);
-                    }
-                }
-            }
-            live.insert_rows(rows);
-        }
-        Part::WriteArray { .. } => unreachable!("array parts are folded by apply_array"),
-        Part::Delete { rows } => live.remove_rows(rows),
-    }
-}
-
-fn apply_array(part: &Part, index: &mut ArrayIndex, live: &mut RowSet) {
-    match part {
-        Part::WriteArray { rows, data, offsets } => {
-            let buf = index.bufs.len() as u32;
-            index.bufs.push(data.clone());
-            for i in 0..rows.len() {
-                let row = rows.get(i) as usize;
-                if row >= index.refs.len() {
-                    index.refs.resize(row + 1, ArrayRef::default());
-                }
-                index.refs[row] = ArrayRef { buf, start: offsets[i], len: offsets[i + 1] - offsets[i] };
-            }
-            live.insert_rows(rows);
-        }
-        Part::Write { .. } => unreachable!("fixed parts are folded by apply"),
-        Part::Delete { rows } => live.remove_rows(rows),
     }
 }
 

@@ -1,6 +1,8 @@
-//! The versioned columnar store: row sets, buffers and columns.
+//! The versioned columnar store: row sets, buffers, columns (version
+//! policy) and images (materialisation).
 
 pub(crate) mod buf;
 pub(crate) mod column;
+pub(crate) mod image;
 pub(crate) mod liveness;
 pub(crate) mod rows;
