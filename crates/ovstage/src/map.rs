@@ -20,6 +20,7 @@ use crate::metadata::{self, Reserved};
 use crate::query::QueryState;
 use crate::schema::{Schema, Storage, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
+use crate::store::backend::StorageBackend;
 use crate::store::buf::Buf;
 use crate::store::column::{Part, RowMap};
 use crate::store::rows::Rows;
@@ -72,6 +73,8 @@ impl<'a> MapDesc<'a> {
 pub struct MapGroup {
     session: u64,
     buf: Buf,
+    /// Where `buf` is (the column's memory).
+    device: Device,
     /// Array sessions: byte offset of each prim's elements.
     offsets: Option<Arc<[u64]>>,
     schema: Schema,
@@ -115,9 +118,10 @@ impl MapGroup {
         self.schema.dtype.scalar()
     }
 
-    /// Where the writable buffer is: the CPU store maps host memory.
+    /// Where the writable buffer is (the column's memory; host memory in
+    /// the CPU store).
     pub fn device(&self) -> Device {
-        Device::Host
+        self.device
     }
 
     /// Tensor `i`'s description (compact row-major), as a binding exports
@@ -401,10 +405,11 @@ impl StageInner {
         let generation = column.lock().layout_generation();
         // The group's size is the client's choice: a failed allocation fails
         // the session, not the process.
-        let buf = column.pool.try_take(len).map_err(|e| ctx.err(Status::OutOfMemory, e))?;
+        let buf = column.memory.alloc(len).map_err(|e| ctx.err(Status::OutOfMemory, e))?;
         let group = MapGroup {
             session: state.id,
             buf,
+            device: column.memory.device(),
             offsets,
             schema,
             prims: PrimGroup { list: resolved.list, offset: 0, count: prims.len() as u32, index_map: None },

@@ -17,6 +17,7 @@ use crate::metadata::{self, Reserved};
 use crate::query::QueryState;
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
+use crate::store::backend::StorageBackend;
 use crate::store::buf::{AllocFailed, Buf};
 use crate::store::column::{Column, MergeBound, Part, RowMap};
 use crate::store::rows::RowSet;
@@ -565,28 +566,27 @@ impl StageInner {
 /// offsets.
 type Gathered = (Buf, Option<Arc<[u64]>>);
 
-/// The selected rows of a payload in element order, in a buffer from the
-/// column's pool: one memcpy for a contiguous fixed payload, one copy per
-/// selected row otherwise; array rows come with their byte offsets.
+/// The selected rows of a payload in element order, uploaded into the
+/// column's memory by its backend: one copy for a contiguous fixed
+/// payload, one per selected row otherwise; array rows come with their
+/// byte offsets.
 fn gather(transport: &Transport, plan: &ElementPlan, column: &Column) -> std::result::Result<Gathered, AllocFailed> {
+    let memory = &column.memory;
     if transport.kind() == ValueKind::Fixed {
         let row_bytes = column.row_bytes;
         if let (ElementPlan::Identity { .. }, Some(src)) = (plan, transport.leading(plan_len(plan))) {
             // `src` is the payload's own memory: its length is addressable.
-            let mut buf = column.pool.try_take(src.len())?;
-            buf.bytes_mut().copy_from_slice(src);
-            return Ok((buf, None));
+            return Ok((memory.upload_rows(src, src.len(), 1, std::iter::once(0))?, None));
         }
-        let bytes = plan.selected_count().checked_mul(row_bytes).ok_or(AllocFailed { bytes: usize::MAX })?;
-        let mut buf = column.pool.try_take(bytes)?;
-        match transport.uniform() {
-            Some(src) => copy_rows(buf.bytes_mut(), src, row_bytes, plan.selected().map(|(_, r)| r as usize)),
-            None => {
-                for (dst, (_, r)) in buf.bytes_mut().chunks_exact_mut(row_bytes.max(1)).zip(plan.selected()) {
-                    dst.copy_from_slice(transport.row(r));
-                }
+        let buf = match transport.uniform() {
+            Some(src) => {
+                memory.upload_rows(src, row_bytes, plan.selected_count(), plan.selected().map(|(_, r)| r as usize))?
             }
-        }
+            None => {
+                let bytes = plan.selected_count().checked_mul(row_bytes).ok_or(AllocFailed { bytes: usize::MAX })?;
+                memory.upload_ranges(plan.selected().map(|(_, r)| transport.row(r)), bytes)?
+            }
+        };
         return Ok((buf, None));
     }
     let mut offsets = Vec::new();
@@ -599,36 +599,8 @@ fn gather(transport: &Transport, plan: &ElementPlan, column: &Column) -> std::re
         end += transport.row(r).len() as u64;
         offsets.push(end);
     }
-    let mut buf = column.pool.try_take(end as usize)?;
-    let dst = buf.bytes_mut();
-    for (k, (_, r)) in plan.selected().enumerate() {
-        dst[offsets[k] as usize..offsets[k + 1] as usize].copy_from_slice(transport.row(r));
-    }
+    let buf = memory.upload_ranges(plan.selected().map(|(_, r)| transport.row(r)), end as usize)?;
     Ok((buf, Some(offsets.into())))
-}
-
-/// Copies rows `rows` of `width` bytes from `src` into `dst`, back to back.
-/// Common widths get a copy of a known size (a few moves, not a memcpy
-/// call per row).
-fn copy_rows(dst: &mut [u8], src: &[u8], width: usize, rows: impl Iterator<Item = usize>) {
-    fn fixed<const W: usize>(dst: &mut [u8], src: &[u8], rows: impl Iterator<Item = usize>) {
-        for (d, r) in dst.chunks_exact_mut(W).zip(rows) {
-            let s: &[u8; W] = src[r * W..r * W + W].try_into().expect("W bytes");
-            d.copy_from_slice(s);
-        }
-    }
-    match width {
-        4 => fixed::<4>(dst, src, rows),
-        8 => fixed::<8>(dst, src, rows),
-        12 => fixed::<12>(dst, src, rows),
-        16 => fixed::<16>(dst, src, rows),
-        0 => {}
-        w => {
-            for (d, r) in dst.chunks_exact_mut(w).zip(rows) {
-                d.copy_from_slice(&src[r * w..r * w + w]);
-            }
-        }
-    }
 }
 
 fn plan_len(plan: &ElementPlan) -> usize {

@@ -20,7 +20,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use ovstage_types::{AdmissionPolicy, PrimPath, Semantic};
 use smallvec::SmallVec;
 
-use super::buf::{Buf, BufPool};
+use super::backend::HostMemory;
+use super::buf::Buf;
 use super::image::{Image, compact, recycle, recycle_part};
 use super::liveness::Liveness;
 use super::rows::{RowSet, Rows};
@@ -221,7 +222,8 @@ pub(crate) struct Column {
     pub(crate) storage: Storage,
     semantic: AtomicU32,
     pub(crate) row_bytes: usize,
-    pub(crate) pool: BufPool,
+    /// The memory the column's buffers live in.
+    pub(crate) memory: HostMemory,
     /// Unsealed versions kept exact before the newest are merged.
     limits: Limits,
     /// Bumped (under the state lock, after the change) by every publish
@@ -244,7 +246,7 @@ impl Column {
             // Freed buffers a column keeps for reuse: enough for a write
             // loop that merges or trims as it goes to find its next buffer
             // there, not the whole unsealed budget.
-            pool: BufPool::with_limit(limits.max_bytes.min(POOL_MAX_BYTES)),
+            memory: HostMemory::new(limits.max_bytes.min(POOL_MAX_BYTES)),
             state: Mutex::new(ColumnState {
                 row_of: Vec::new(),
                 prim_of: Vec::new(),
@@ -570,7 +572,7 @@ impl ColumnGuard<'_> {
             let parts = std::mem::take(&mut v.parts);
             v.keys.clear();
             let nrows = v.nrows;
-            let merged = compact(parts, nrows, self.column.row_bytes, &self.column.pool);
+            let merged = compact(parts, nrows, self.column.row_bytes, &self.column.memory);
             let st = &mut *self.state;
             let v = &mut st.versions[i];
             let before = v.bytes + newer.bytes;
@@ -662,11 +664,11 @@ impl ColumnGuard<'_> {
     }
 
     fn recycle(&self, v: Version) {
-        let pool = &self.column.pool;
+        let memory = &self.column.memory;
         // Parts first: a full write's buffer is also its version's image.
-        v.parts.into_iter().for_each(|p| recycle_part(pool, p));
+        v.parts.into_iter().for_each(|p| recycle_part(memory, p));
         if let Some(image) = v.image.and_then(|i| Arc::try_unwrap(i).ok()) {
-            recycle(pool, image.data);
+            recycle(memory, image.data);
         }
     }
 
@@ -713,6 +715,7 @@ mod tests {
 
     use super::*;
     use crate::schema::ValueKind;
+    use crate::store::backend::StorageBackend;
     use ovstage_types::DType;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
@@ -1048,7 +1051,7 @@ mod tests {
         let rows = g.assign_rows((0..4).map(prim));
         let mut ptrs = Vec::new();
         for t in 1..=10u64 {
-            let mut buf = col.pool.take(16);
+            let mut buf = col.memory.alloc(16).unwrap();
             buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&[t as u32; 4]));
             ptrs.push(buf.bytes().as_ptr());
             // The write's own ordinal is still to be published (`below`).
@@ -1127,7 +1130,7 @@ mod tests {
         let mut g = col.lock();
         let rows = g.assign_rows((0..4).map(prim));
         for t in 1..=10u64 {
-            let mut buf = col.pool.take(16);
+            let mut buf = col.memory.alloc(16).unwrap();
             buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&[t as u32; 4]));
             let ptr = buf.bytes().as_ptr();
             g.publish(
@@ -1141,6 +1144,6 @@ mod tests {
             assert_eq!(g.retained().0, 1, "only the newest sealed version stays");
         }
         drop(g);
-        assert!(col.pool.len() >= 1, "trimmed buffers return to the pool");
+        assert!(col.memory.pooled() >= 1, "trimmed buffers return to the pool");
     }
 }

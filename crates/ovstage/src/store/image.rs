@@ -8,7 +8,8 @@
 
 use std::sync::Arc;
 
-use super::buf::{Buf, BufPool};
+use super::backend::{HostMemory, StorageBackend};
+use super::buf::Buf;
 use super::column::{ColumnGuard, Part, Parts};
 use super::rows::{RowSet, Rows};
 use crate::schema::ValueKind;
@@ -94,7 +95,7 @@ impl ColumnGuard<'_> {
             return self.array_image_at(idx);
         }
         let row_bytes = self.column.row_bytes;
-        let pool = &self.column.pool;
+        let memory = &self.column.memory;
         let st = &mut *self.state;
         let target_rows = st.versions[idx].nrows;
         let target_len = target_rows as usize * row_bytes;
@@ -140,14 +141,14 @@ impl ColumnGuard<'_> {
                 // in place; anything shared is copied first.
                 let mut buf = match base.map(Arc::try_unwrap) {
                     Some(Ok(buf)) => buf,
-                    Some(Err(shared)) => copy_of(pool, &shared),
-                    None => pool.take(0),
+                    Some(Err(shared)) => memory.copy(&shared),
+                    None => Buf::zeroed(0),
                 };
-                buf.resize(target_len);
+                memory.resize(&mut buf, target_len);
                 for i in from..=idx {
                     let parts = &st.versions[i].parts;
                     for part in &parts[if i == idx { skip } else { 0 }..] {
-                        apply(part, &mut buf, &mut live, row_bytes);
+                        apply(memory, part, &mut buf, &mut live, row_bytes);
                     }
                 }
                 Arc::new(buf)
@@ -189,12 +190,12 @@ impl ColumnGuard<'_> {
 /// write covering every row is dropped, and when the rest holds more rows
 /// than the column, it is rebuilt as one delete and one write part with the
 /// last change of each row. Buffers of dropped parts go back to the pool.
-pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, pool: &BufPool) -> Parts {
+pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, memory: &HostMemory) -> Parts {
     if let Some(k) = parts
         .iter()
         .rposition(|p| matches!(p, Part::Write { rows, .. } | Part::WriteArray { rows, .. } if rows.covers_all(nrows)))
     {
-        parts.drain(..k).for_each(|p| recycle_part(pool, p));
+        parts.drain(..k).for_each(|p| recycle_part(memory, p));
     }
     let total: usize = parts.iter().map(|p| p.rows().len()).sum();
     if parts.len() <= 2 || total <= nrows as usize {
@@ -214,13 +215,13 @@ pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, pool: &Buf
         (0..nrows).filter(|r| last[*r as usize] != NONE && last[*r as usize].1 != u32::MAX).collect();
     let deleted: Vec<u32> =
         (0..nrows).filter(|r| last[*r as usize].0 != u32::MAX && last[*r as usize].1 == u32::MAX).collect();
-    // The bytes of the last write of a row.
-    let source = |r: u32| -> &[u8] {
+    // Where the last write of a row is: its buffer and byte range.
+    let source = |r: u32| -> (&Buf, std::ops::Range<usize>) {
         let (pi, i) = last[r as usize];
         let i = i as usize;
         match &parts[pi as usize] {
-            Part::Write { data, .. } => &data.bytes()[i * row_bytes..(i + 1) * row_bytes],
-            Part::WriteArray { data, offsets, .. } => &data.bytes()[offsets[i] as usize..offsets[i + 1] as usize],
+            Part::Write { data, .. } => (data, i * row_bytes..(i + 1) * row_bytes),
+            Part::WriteArray { data, offsets, .. } => (data, offsets[i] as usize..offsets[i + 1] as usize),
             Part::Delete { .. } => unreachable!("deletes are not recorded as writes"),
         }
     };
@@ -228,13 +229,11 @@ pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, pool: &Buf
     let mut offsets = Vec::with_capacity(written.len() + 1);
     offsets.push(0u64);
     for r in &written {
-        offsets.push(offsets.last().copied().unwrap_or(0) + source(*r).len() as u64);
+        offsets.push(offsets.last().copied().unwrap_or(0) + source(*r).1.len() as u64);
     }
-    let mut buf = pool.take(offsets.last().copied().unwrap_or(0) as usize);
-    for (k, r) in written.iter().enumerate() {
-        buf.bytes_mut()[offsets[k] as usize..offsets[k + 1] as usize].copy_from_slice(source(*r));
-    }
-    parts.into_iter().for_each(|p| recycle_part(pool, p));
+    let len = offsets.last().copied().unwrap_or(0) as usize;
+    let buf = memory.gather_ranges(written.iter().map(|r| source(*r)), len);
+    parts.into_iter().for_each(|p| recycle_part(memory, p));
     let mut out = Parts::new();
     if !deleted.is_empty() {
         out.push(Part::Delete { rows: Rows::from_vec(deleted) });
@@ -250,45 +249,27 @@ pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, pool: &Buf
     out
 }
 
-/// Returns a dropped part's buffer to the pool when nothing else holds it.
-pub(super) fn recycle_part(pool: &BufPool, part: Part) {
+/// Returns a dropped part's buffer to the column's memory when nothing
+/// else holds it.
+pub(super) fn recycle_part(memory: &HostMemory, part: Part) {
     match part {
-        Part::Write { data, .. } | Part::WriteArray { data, .. } => recycle(pool, data),
+        Part::Write { data, .. } | Part::WriteArray { data, .. } => recycle(memory, data),
         Part::Delete { .. } => {}
     }
 }
 
-/// Returns a buffer to the pool when nothing else holds it.
-pub(super) fn recycle(pool: &BufPool, data: Arc<Buf>) {
+/// Returns a buffer to the column's memory when nothing else holds it.
+pub(super) fn recycle(memory: &HostMemory, data: Arc<Buf>) {
     if let Ok(buf) = Arc::try_unwrap(data) {
-        pool.put(buf);
+        memory.recycle(buf);
     }
 }
 
-fn copy_of(pool: &BufPool, src: &Buf) -> Buf {
-    let mut copy = pool.take(src.len());
-    copy.bytes_mut().copy_from_slice(src.bytes());
-    copy
-}
-
-fn apply(part: &Part, buf: &mut Buf, live: &mut RowSet, row_bytes: usize) {
+/// Folds one fixed-size part onto an image's buffer and live set.
+fn apply(memory: &HostMemory, part: &Part, buf: &mut Buf, live: &mut RowSet, row_bytes: usize) {
     match part {
         Part::Write { rows, data } => {
-            let src = data.bytes();
-            let dst = buf.bytes_mut();
-            match rows {
-                Rows::Run { start, len } => {
-                    let at = *start as usize * row_bytes;
-                    let n = *len as usize * row_bytes;
-                    dst[at..at + n].copy_from_slice(&src[..n]);
-                }
-                Rows::List(list) => {
-                    for (i, r) in list.iter().enumerate() {
-                        let at = *r as usize * row_bytes;
-                        dst[at..at + row_bytes].copy_from_slice(&src[i * row_bytes..(i + 1) * row_bytes]);
-                    }
-                }
-            }
+            memory.scatter_rows(buf, data, row_bytes, rows);
             live.insert_rows(rows);
         }
         Part::WriteArray { .. } => unreachable!("array parts are folded by apply_array"),

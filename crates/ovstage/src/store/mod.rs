@@ -1,6 +1,7 @@
 //! The versioned columnar store: row sets, buffers, columns (version
 //! policy) and images (materialisation).
 
+pub(crate) mod backend;
 pub(crate) mod buf;
 pub(crate) mod column;
 pub(crate) mod image;
