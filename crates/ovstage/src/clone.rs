@@ -4,14 +4,17 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
 use ovstage_types::{Error, OpId, Ordinal, PrimPath, Result, Semantic, Status, Timeout};
 
+use crate::family::Family;
+use crate::mutation::{Ctx, Payload, Reach, RowsOf, Ticket};
+use crate::schema::ValueKind;
 use crate::stage::{Stage, StageInner, lock};
 use crate::store::buf::Buf;
-use crate::store::column::Part;
+use crate::store::column::Column;
+use crate::store::rows::Rows;
 
 const CALL: &str = "clone";
 
@@ -52,34 +55,17 @@ impl Stage {
         }
         let targets: Vec<PrimPath> = targets.to_vec();
         let key = inner.next_group_id();
-        let floors: Arc<std::sync::Mutex<Vec<(u64, u64)>>> = Arc::default();
-        let (owner, job_floors) = (inner.clone(), floors.clone());
-        let job: Job = Box::new(move || {
-            let floors = std::mem::take(&mut *lock(&job_floors));
-            let result = owner.apply_clone(source, &targets, ordinal, &floors);
-            owner.floors.pending_all.remove(ordinal);
-            let failure = result.as_ref().err().cloned();
-            owner.clone_results.lock().unwrap_or_else(|e| e.into_inner()).insert(key, result);
-            failure.map_or(Ok(()), |e| Err(Failure::from(e)))
-        });
         let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::all() });
-        let op = inner.sched.submit_checked(&spec, job, || {
-            let base = inner.floors.base_submitted.load(Ordering::Acquire);
-            if ordinal <= base {
-                return Err(Error::new(
-                    Status::WriteFloorViolation,
-                    format!("{CALL}: ordinal {ordinal} is at or below the write floor {base}"),
-                )
-                .with_ordinal(ordinal));
-            }
-            for f in inner.all_families() {
-                inner.check_unsealed_room(&f, ordinal, CALL)?;
-            }
-            *lock(&floors) = inner.all_families().iter().map(|f| (f.id, inner.submitted_floor(f))).collect();
-            // The prims a clone touches are known only when it runs.
-            lock(&inner.floors.unsealed_all).push(ordinal, None);
-            inner.floors.pending_all.add(ordinal);
-            Ok(())
+        let owner = inner.clone();
+        // The prims a clone touches are known only when it runs.
+        let op = inner.submit_mutation(&spec, Reach::Unknown, ordinal, CALL, move |ticket| -> Job {
+            Box::new(move || {
+                let result = owner.apply_clone(source, &targets, &ticket);
+                drop(ticket);
+                let failure = result.as_ref().err().cloned();
+                owner.clone_results.lock().unwrap_or_else(|e| e.into_inner()).insert(key, result);
+                failure.map_or(Ok(()), |e| Err(Failure::from(e)))
+            })
         })?;
         inner.clone_ops.lock().unwrap_or_else(|e| e.into_inner()).insert(op, key);
         Ok(op)
@@ -119,13 +105,8 @@ impl StageInner {
         }
     }
 
-    fn apply_clone(
-        &self,
-        source: PrimPath,
-        targets: &[PrimPath],
-        ordinal: u64,
-        floors: &[(u64, u64)],
-    ) -> Result<CloneResult> {
+    fn apply_clone(&self, source: PrimPath, targets: &[PrimPath], ticket: &Ticket) -> Result<CloneResult> {
+        let ordinal = ticket.ordinal();
         let err = |status, message: String| Error::new(status, format!("{CALL}: {message}")).with_ordinal(ordinal);
         let subtree = {
             let prims = lock(&self.prims);
@@ -162,7 +143,7 @@ impl StageInner {
         }
         // Copy every column's cells, checking floors and retained history.
         let policy = self.config.admission;
-        let mut plan: Vec<(Arc<crate::store::column::Column>, Part, crate::store::column::MergeBound)> = Vec::new();
+        let mut plan: Vec<(Arc<Family>, Arc<Column>, Rows, Payload)> = Vec::new();
         for family in self.all_families() {
             if self.reserved.lookup(family.name).is_some_and(|r| r.is_derived()) {
                 continue;
@@ -176,7 +157,9 @@ impl StageInner {
                 if cells.is_empty() {
                     continue;
                 }
-                let floor = floors.iter().find(|(id, _)| *id == family.id).map_or(0, |(_, f)| *f);
+                // The attributes a clone copies are known now: check each
+                // against its floor at admission.
+                let floor = ticket.admitted_floor(&family);
                 if ordinal <= floor {
                     return Err(err(
                         Status::WriteFloorViolation,
@@ -186,7 +169,7 @@ impl StageInner {
                 }
                 let rebase = matches!(column.semantic(), Semantic::RelationshipPathId | Semantic::ConnectionPathId);
                 let stride = if column.semantic() == Semantic::ConnectionPathId { 2 } else { 1 };
-                let array = column.storage.kind == crate::schema::ValueKind::Array;
+                let array = column.storage.kind == ValueKind::Array;
                 for map in &mapping {
                     let targets: Vec<PrimPath> = cells.iter().map(|(p, _)| map[p]).collect();
                     let rows = guard.assign_rows(targets.iter().copied());
@@ -216,13 +199,8 @@ impl StageInner {
                     }
                     let mut buf = Buf::zeroed(bytes.len());
                     buf.bytes_mut().copy_from_slice(&bytes);
-                    let data = Arc::new(buf);
-                    let part = if array {
-                        Part::WriteArray { rows, data, offsets: offsets.into() }
-                    } else {
-                        Part::Write { rows, data }
-                    };
-                    plan.push((column.clone(), part, self.merge_bound(&family)));
+                    let payload = Payload::Values { data: buf, offsets: array.then(|| offsets.into()) };
+                    plan.push((family.clone(), column.clone(), rows, payload));
                 }
             }
         }
@@ -236,8 +214,9 @@ impl StageInner {
                 }
             }
         }
-        for (column, part, bound) in plan {
-            column.lock().publish(ordinal, part, bound);
+        for (family, column, rows, payload) in plan {
+            let ctx = Ctx { call: CALL, attribute: &family.name_text, ordinal };
+            self.commit(&family, &column, RowsOf::Assigned(rows), payload, None, &ctx)?;
         }
         let prims = lock(&self.prims);
         let prims_cloned = targets.iter().map(|t| prims.subtree(*t).len()).sum();

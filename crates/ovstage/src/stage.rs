@@ -1,6 +1,6 @@
 //! The stage: the Rust API over the scheduler and the store.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
@@ -10,7 +10,7 @@ use ovstage_types::{Error, OpId, PrimPath, QueryHandle, Result, Status, Timeout,
 use crate::api::AttrRef;
 use crate::clone::CloneResult;
 use crate::config::StageConfig;
-use crate::family::Family;
+use crate::family::{Family, Floors};
 use crate::floor::OrdinalQueryState;
 use crate::handles::HandleTable;
 use crate::hierarchy::HierarchyState;
@@ -27,22 +27,6 @@ pub(crate) struct FamilyMap {
     /// Looked up by every enqueue naming an attribute.
     by_name: HashMap<Token, Arc<Family>, IdBuild>,
     pub(crate) all: Vec<Arc<Family>>,
-}
-
-/// Stage-wide floors. Submitted values change under the scheduler's
-/// ordering lock (so enqueue checks agree with registration order);
-/// committed values change when advances execute.
-#[derive(Default)]
-pub(crate) struct Floors {
-    pub(crate) base_submitted: AtomicU64,
-    pub(crate) base_committed: AtomicU64,
-    /// Distinct global floors, oldest first; its front is the frontier.
-    pub(crate) history: Mutex<VecDeque<u64>>,
-    pub(crate) frontier: AtomicU64,
-    /// Unsealed whole-prim deletes (they touch every attribute).
-    pub(crate) unsealed_all: Mutex<crate::family::UnsealedLog>,
-    /// Ordinals of whole-prim deletes submitted and not run.
-    pub(crate) pending_all: crate::family::PendingOrdinals,
 }
 
 pub(crate) struct StageInner {
