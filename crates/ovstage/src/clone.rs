@@ -3,7 +3,7 @@
 //! the source subtree are rebased to the target's; paths outside stay.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
 use ovstage_types::{Error, OpId, Ordinal, PrimPath, Result, Semantic, Status, Timeout};
@@ -17,6 +17,27 @@ use crate::store::column::Column;
 use crate::store::rows::Rows;
 
 const CALL: &str = "clone";
+
+/// Clone reports by clone id, and clone ops' ids, until the op is released.
+#[derive(Default)]
+pub(crate) struct CloneReports {
+    results: Mutex<HashMap<u64, Result<CloneResult>>>,
+    ops: Mutex<HashMap<OpId, u64>>,
+}
+
+impl CloneReports {
+    /// Forgets a released op's report (every released op comes here).
+    pub(crate) fn forget(&self, op: OpId) {
+        let key = {
+            let mut ops = lock(&self.ops);
+            // Skip hashing when no clone is held.
+            if ops.is_empty() { None } else { ops.remove(&op) }
+        };
+        if let Some(key) = key {
+            lock(&self.results).remove(&key);
+        }
+    }
+}
 
 /// What a finished clone did.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -63,11 +84,11 @@ impl Stage {
                 let result = owner.apply_clone(source, &targets, &ticket);
                 drop(ticket);
                 let failure = result.as_ref().err().cloned();
-                owner.clone_results.lock().unwrap_or_else(|e| e.into_inner()).insert(key, result);
+                lock(&owner.clones.results).insert(key, result);
                 failure.map_or(Ok(()), |e| Err(Failure::from(e)))
             })
         })?;
-        inner.clone_ops.lock().unwrap_or_else(|e| e.into_inner()).insert(op, key);
+        lock(&inner.clones.ops).insert(op, key);
         Ok(op)
     }
 
@@ -75,16 +96,12 @@ impl Stage {
     /// `timeout`. Available until the op is released.
     pub fn fetch_clone_result(&self, op: OpId, timeout: Timeout) -> Result<CloneResult> {
         const FETCH: &str = "fetch_clone_result";
-        let key = self
-            .inner
-            .clone_ops
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        let key = lock(&self.inner.clones.ops)
             .get(&op)
             .copied()
             .ok_or_else(|| Error::invalid_handle(format!("{FETCH}: {op} is not a live clone of this stage")))?;
         self.inner.await_result(op, timeout, FETCH, op)?;
-        match self.inner.clone_results.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        match lock(&self.inner.clones.results).get(&key) {
             Some(Ok(r)) => Ok(*r),
             Some(Err(e)) => Err(e.clone()),
             None => Err(Error::internal(format!("{FETCH}: {op} completed without a report"))),
@@ -93,18 +110,6 @@ impl Stage {
 }
 
 impl StageInner {
-    /// Forgets a released clone op's report.
-    pub(crate) fn forget_clone(&self, op: OpId) {
-        let key = {
-            let mut ops = self.clone_ops.lock().unwrap_or_else(|e| e.into_inner());
-            // Every released op comes here: skip hashing when no clone is held.
-            if ops.is_empty() { None } else { ops.remove(&op) }
-        };
-        if let Some(key) = key {
-            self.clone_results.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
-        }
-    }
-
     fn apply_clone(&self, source: PrimPath, targets: &[PrimPath], ticket: &Ticket) -> Result<CloneResult> {
         let ordinal = ticket.ordinal();
         let err = |status, message: String| Error::new(status, format!("{CALL}: {message}")).with_ordinal(ordinal);

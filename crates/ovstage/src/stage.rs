@@ -8,7 +8,7 @@ use ovstage_sched::{Scheduler, SchedulerConfig, WaitError};
 use ovstage_types::{Error, OpId, PrimPath, QueryHandle, Result, Status, Timeout, Token};
 
 use crate::api::AttrRef;
-use crate::clone::CloneResult;
+use crate::clone::CloneReports;
 use crate::config::StageConfig;
 use crate::family::{Family, Floors};
 use crate::floor::OrdinalQueryState;
@@ -44,9 +44,7 @@ pub(crate) struct StageInner {
     pub(crate) ordinal_queries: HandleTable<Arc<OrdinalQueryState>>,
     pub(crate) hierarchies: HandleTable<Arc<HierarchyState>>,
     pub(crate) maps: HandleTable<Arc<MapState>>,
-    /// Clone reports by clone id, and clone ops' ids, until released.
-    pub(crate) clone_results: Mutex<HashMap<u64, Result<CloneResult>>>,
-    pub(crate) clone_ops: Mutex<HashMap<OpId, u64>>,
+    pub(crate) clones: CloneReports,
     pub(crate) reserved: ReservedTokens,
     next_key: AtomicU64,
     next_group: AtomicU64,
@@ -133,8 +131,7 @@ impl Stage {
                 ordinal_queries: HandleTable::new(),
                 hierarchies: HandleTable::new(),
                 maps: HandleTable::new(),
-                clone_results: Mutex::default(),
-                clone_ops: Mutex::default(),
+                clones: CloneReports::default(),
                 next_key: AtomicU64::new(1),
                 next_group: AtomicU64::new(1),
             }),
@@ -190,7 +187,7 @@ impl Stage {
     /// Forgets a completed op id.
     pub fn release_op(&self, op: OpId) -> Result<()> {
         self.inner.sched.release(op)?;
-        self.inner.forget_clone(op);
+        self.inner.clones.forget(op);
         Ok(())
     }
 
