@@ -44,10 +44,13 @@ pub(crate) struct OrderState {
     /// Pending barriers and their cells.
     barriers: Vec<(Cells, Arc<Node>)>,
     floor_tail: Option<FloorTail>,
-    /// Highest ordinal of any `All`-scope floor advance submitted so far.
-    /// Mutations at or below it are never submitted afterwards (see
-    /// [`Order::FloorAdvance`]), so buckets at or below it only hold
-    /// mutations the chain of advances already waits for.
+    /// Buckets at or below this ordinal hold only mutations that the chain
+    /// of advances already waits for: it is raised to an `All`-scope
+    /// advance's ordinal when one is registered, and lowered below a
+    /// mutation registered at or below it (the stage never submits one, as
+    /// it rejects mutations at or below a submitted floor, but the rule
+    /// must not depend on that). An advance then scans only the buckets
+    /// above it, so a run of advances costs O(1) each.
     sealed_all: Option<u64>,
     handles: HashMap<HandleKey, HandleTrack>,
 }
@@ -66,6 +69,11 @@ impl OrderState {
         match &spec.order {
             Order::Independent => {}
             Order::Mutation { ordinal, cells } | Order::Barrier { ordinal, cells } => {
+                if self.sealed_all.is_some_and(|sealed| *ordinal <= sealed) {
+                    // Not covered by the chain of advances: later advances
+                    // must scan its bucket again.
+                    self.sealed_all = ordinal.checked_sub(1);
+                }
                 for (bcells, barrier) in &self.barriers {
                     if bcells.overlaps(cells) {
                         push_dep(&mut deps, barrier);

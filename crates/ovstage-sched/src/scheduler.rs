@@ -365,7 +365,7 @@ impl Scheduler {
     /// Beyond `max_ops` unreleased ops, a submission that releases no
     /// handle is refused.
     pub fn submit(&self, spec: &OpSpec, job: Job) -> Result<OpId, QueueFull> {
-        self.submit_checked(spec, job, || Ok(()))
+        self.submit_with(spec, || Ok(job))
     }
 
     /// Refuses a submission that would exceed `max_ops` unreleased ops,
@@ -382,25 +382,41 @@ impl Scheduler {
     }
 
     /// Submits an op after `check` accepts it, atomically with respect to
-    /// every other ordered submission: `check` runs while the ordering state
-    /// is locked, so state it reads and updates (the stage's submitted write
-    /// floors) agrees with the order ops are registered in. On rejection
-    /// nothing is submitted and `job` is dropped. Keep `check` short.
-    ///
-    /// Beyond `max_ops` unreleased ops, a submission that releases no
-    /// handle is refused with [`QueueFull`] before `check` runs.
+    /// every other ordered submission (see [`Scheduler::submit_with`], which
+    /// this is with a job built in advance). On rejection nothing is
+    /// submitted and `job` is dropped.
     pub fn submit_checked<E: From<QueueFull>>(
         &self,
         spec: &OpSpec,
         job: Job,
         check: impl FnOnce() -> Result<(), E>,
     ) -> Result<OpId, E> {
+        self.submit_with(spec, move || check().map(|()| job))
+    }
+
+    /// Submits the op that `build` makes, atomically with respect to every
+    /// other ordered submission: for an ordered op, `build` runs while the
+    /// ordering state is locked, so what it decides and records (the
+    /// stage's admission: submitted write floors, unsealed changes) agrees
+    /// with the order ops are registered in, and the job it returns can
+    /// carry those decisions itself (no slot filled in later). When `build`
+    /// fails nothing is submitted and nothing it made outlives the call.
+    /// Keep `build` short: every other ordered submission and completion
+    /// waits for it. It must not submit ops to this scheduler.
+    ///
+    /// Beyond `max_ops` unreleased ops, a submission that releases no
+    /// handle is refused with [`QueueFull`] before `build` runs.
+    pub fn submit_with<E: From<QueueFull>>(
+        &self,
+        spec: &OpSpec,
+        build: impl FnOnce() -> Result<Job, E>,
+    ) -> Result<OpId, E> {
         let shared = &self.shared;
         let node = if spec.is_ordered() {
             let role = Role::new(&spec.order, &spec.uses, spec.produces);
             let mut order = lock(&shared.order);
             self.room_for(spec)?;
-            check()?;
+            let job = build()?;
             let node = shared.table.insert_new(|id| Node::new(id, job, Some(role)));
             let deps = order.register(&node, spec);
             let mut ids = Vec::with_capacity(deps.len());
@@ -413,7 +429,7 @@ impl Scheduler {
             node
         } else {
             self.room_for(spec)?;
-            check()?;
+            let job = build()?;
             let node = shared.table.insert_new(|id| Node::new(id, job, None));
             let _ = node.deps.set(Box::new([]));
             node

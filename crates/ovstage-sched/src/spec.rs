@@ -101,12 +101,11 @@ pub enum Order {
         /// What it touches.
         cells: Cells,
     },
-    /// A write-floor advance to `ordinal`.
-    ///
-    /// Precondition kept by the caller: once an `All`-scope advance to `M`
-    /// is submitted, no mutation at an ordinal `<= M` is submitted (the
-    /// stage rejects those at enqueue as floor violations). The scheduler
-    /// relies on it to make a run of advances cost O(1) each.
+    /// A write-floor advance to `ordinal`: it runs after every mutation
+    /// pending when it is submitted at an ordinal `<= ordinal` in its scope,
+    /// whatever was submitted before (a mutation at or below an earlier
+    /// advance's ordinal included; the stage rejects those, but the
+    /// scheduler does not rely on it).
     FloorAdvance {
         /// The new floor.
         ordinal: u64,

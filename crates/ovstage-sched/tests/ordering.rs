@@ -139,6 +139,44 @@ fn floor_advance_waits_for_mutations_at_or_below_it_in_scope() {
 }
 
 #[test]
+fn floor_advance_waits_for_a_mutation_submitted_below_an_earlier_advance() {
+    // The stage never submits a mutation at or below a submitted floor; the
+    // scheduler's rule must hold without relying on that.
+    let s = sched(3);
+    let first = s.submit(&OpSpec::new(Order::FloorAdvance { ordinal: 10, scope: FloorScope::All }), noop());
+    assert_eq!(s.wait(first, LONG), Ok(()));
+    let (late, gate) = gated();
+    let _w = s.submit(&mutation(5, 1), late);
+    let adv = s.submit(&OpSpec::new(Order::FloorAdvance { ordinal: 12, scope: FloorScope::All }), noop());
+    assert!(is_pending(&s, adv), "the advance to 12 did not wait for the mutation at 5");
+    gate.send(()).unwrap();
+    assert_eq!(s.wait(adv, LONG), Ok(()));
+}
+
+#[test]
+fn submit_with_builds_the_job_under_the_ordering_lock_or_submits_nothing() {
+    let s = sched(1);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let refused: Result<OpId, Error> = s.submit_with(&mutation(1, 1), || Err(Error::invalid_argument("no")));
+    assert_eq!(refused.unwrap_err().status(), Status::InvalidArgument);
+    assert_eq!(s.tracked_ops(), 0, "a refused build submits nothing");
+    let decided = 7u32;
+    let op: Result<OpId, Error> = s.submit_with(&mutation(1, 1), || Ok(logging(&log, decided)));
+    assert_eq!(s.wait(op.unwrap(), LONG), Ok(()));
+    assert_eq!(*log.lock().unwrap(), vec![7]);
+    // Beyond the op bound the build never runs.
+    let bounded = Scheduler::new(&SchedulerConfig { lanes: Lanes::fixed(1), max_ops: 1, ..SchedulerConfig::default() });
+    let _held = bounded.submit(&OpSpec::independent(), noop()).unwrap();
+    let built = AtomicUsize::new(0);
+    let full = bounded.submit_with(&mutation(1, 1), || -> Result<Job, ovstage_sched::QueueFull> {
+        built.fetch_add(1, Ordering::SeqCst);
+        Ok(noop())
+    });
+    assert!(full.is_err());
+    assert_eq!(built.load(Ordering::SeqCst), 0);
+}
+
+#[test]
 fn floor_advances_chain_and_after_floors_ops_follow_them() {
     let s = sched(2);
     let (job, gate) = gated();

@@ -3,17 +3,41 @@
 //! the source subtree are rebased to the target's; paths outside stay.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
 use ovstage_types::{Error, OpId, Ordinal, PrimPath, Result, Semantic, Status, Timeout};
 
+use crate::family::Family;
+use crate::mutation::{Ctx, Payload, Reach, RowsOf, Ticket};
+use crate::schema::ValueKind;
 use crate::stage::{Stage, StageInner, lock};
-use crate::store::buf::Buf;
-use crate::store::column::Part;
+use crate::store::backend::StorageBackend;
+use crate::store::column::Column;
+use crate::store::rows::Rows;
 
 const CALL: &str = "clone";
+
+/// Clone reports by clone id, and clone ops' ids, until the op is released.
+#[derive(Default)]
+pub(crate) struct CloneReports {
+    results: Mutex<HashMap<u64, Result<CloneResult>>>,
+    ops: Mutex<HashMap<OpId, u64>>,
+}
+
+impl CloneReports {
+    /// Forgets a released op's report (every released op comes here).
+    pub(crate) fn forget(&self, op: OpId) {
+        let key = {
+            let mut ops = lock(&self.ops);
+            // Skip hashing when no clone is held.
+            if ops.is_empty() { None } else { ops.remove(&op) }
+        };
+        if let Some(key) = key {
+            lock(&self.results).remove(&key);
+        }
+    }
+}
 
 /// What a finished clone did.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -52,36 +76,19 @@ impl Stage {
         }
         let targets: Vec<PrimPath> = targets.to_vec();
         let key = inner.next_group_id();
-        let floors: Arc<std::sync::Mutex<Vec<(u64, u64)>>> = Arc::default();
-        let (owner, job_floors) = (inner.clone(), floors.clone());
-        let job: Job = Box::new(move || {
-            let floors = std::mem::take(&mut *lock(&job_floors));
-            let result = owner.apply_clone(source, &targets, ordinal, &floors);
-            owner.floors.pending_all.remove(ordinal);
-            let failure = result.as_ref().err().cloned();
-            owner.clone_results.lock().unwrap_or_else(|e| e.into_inner()).insert(key, result);
-            failure.map_or(Ok(()), |e| Err(Failure::from(e)))
-        });
         let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::all() });
-        let op = inner.sched.submit_checked(&spec, job, || {
-            let base = inner.floors.base_submitted.load(Ordering::Acquire);
-            if ordinal <= base {
-                return Err(Error::new(
-                    Status::WriteFloorViolation,
-                    format!("{CALL}: ordinal {ordinal} is at or below the write floor {base}"),
-                )
-                .with_ordinal(ordinal));
-            }
-            for f in inner.all_families() {
-                inner.check_unsealed_room(&f, ordinal, CALL)?;
-            }
-            *lock(&floors) = inner.all_families().iter().map(|f| (f.id, inner.submitted_floor(f))).collect();
-            // The prims a clone touches are known only when it runs.
-            lock(&inner.floors.unsealed_all).push(ordinal, None);
-            inner.floors.pending_all.add(ordinal);
-            Ok(())
+        let owner = inner.clone();
+        // The prims a clone touches are known only when it runs.
+        let op = inner.submit_mutation(&spec, Reach::Unknown, ordinal, CALL, move |ticket| -> Job {
+            Box::new(move || {
+                let result = owner.apply_clone(source, &targets, &ticket);
+                drop(ticket);
+                let failure = result.as_ref().err().cloned();
+                lock(&owner.clones.results).insert(key, result);
+                failure.map_or(Ok(()), |e| Err(Failure::from(e)))
+            })
         })?;
-        inner.clone_ops.lock().unwrap_or_else(|e| e.into_inner()).insert(op, key);
+        lock(&inner.clones.ops).insert(op, key);
         Ok(op)
     }
 
@@ -89,16 +96,12 @@ impl Stage {
     /// `timeout`. Available until the op is released.
     pub fn fetch_clone_result(&self, op: OpId, timeout: Timeout) -> Result<CloneResult> {
         const FETCH: &str = "fetch_clone_result";
-        let key = self
-            .inner
-            .clone_ops
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        let key = lock(&self.inner.clones.ops)
             .get(&op)
             .copied()
             .ok_or_else(|| Error::invalid_handle(format!("{FETCH}: {op} is not a live clone of this stage")))?;
         self.inner.await_result(op, timeout, FETCH, op)?;
-        match self.inner.clone_results.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        match lock(&self.inner.clones.results).get(&key) {
             Some(Ok(r)) => Ok(*r),
             Some(Err(e)) => Err(e.clone()),
             None => Err(Error::internal(format!("{FETCH}: {op} completed without a report"))),
@@ -107,25 +110,8 @@ impl Stage {
 }
 
 impl StageInner {
-    /// Forgets a released clone op's report.
-    pub(crate) fn forget_clone(&self, op: OpId) {
-        let key = {
-            let mut ops = self.clone_ops.lock().unwrap_or_else(|e| e.into_inner());
-            // Every released op comes here: skip hashing when no clone is held.
-            if ops.is_empty() { None } else { ops.remove(&op) }
-        };
-        if let Some(key) = key {
-            self.clone_results.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
-        }
-    }
-
-    fn apply_clone(
-        &self,
-        source: PrimPath,
-        targets: &[PrimPath],
-        ordinal: u64,
-        floors: &[(u64, u64)],
-    ) -> Result<CloneResult> {
+    fn apply_clone(&self, source: PrimPath, targets: &[PrimPath], ticket: &Ticket) -> Result<CloneResult> {
+        let ordinal = ticket.ordinal();
         let err = |status, message: String| Error::new(status, format!("{CALL}: {message}")).with_ordinal(ordinal);
         let subtree = {
             let prims = lock(&self.prims);
@@ -162,7 +148,7 @@ impl StageInner {
         }
         // Copy every column's cells, checking floors and retained history.
         let policy = self.config.admission;
-        let mut plan: Vec<(Arc<crate::store::column::Column>, Part, crate::store::column::MergeBound)> = Vec::new();
+        let mut plan: Vec<(Arc<Family>, Arc<Column>, Rows, Payload)> = Vec::new();
         for family in self.all_families() {
             if self.reserved.lookup(family.name).is_some_and(|r| r.is_derived()) {
                 continue;
@@ -176,7 +162,9 @@ impl StageInner {
                 if cells.is_empty() {
                     continue;
                 }
-                let floor = floors.iter().find(|(id, _)| *id == family.id).map_or(0, |(_, f)| *f);
+                // The attributes a clone copies are known now: check each
+                // against its floor at admission.
+                let floor = ticket.admitted_floor(&family);
                 if ordinal <= floor {
                     return Err(err(
                         Status::WriteFloorViolation,
@@ -186,7 +174,7 @@ impl StageInner {
                 }
                 let rebase = matches!(column.semantic(), Semantic::RelationshipPathId | Semantic::ConnectionPathId);
                 let stride = if column.semantic() == Semantic::ConnectionPathId { 2 } else { 1 };
-                let array = column.storage.kind == crate::schema::ValueKind::Array;
+                let array = column.storage.kind == ValueKind::Array;
                 for map in &mapping {
                     let targets: Vec<PrimPath> = cells.iter().map(|(p, _)| map[p]).collect();
                     let rows = guard.assign_rows(targets.iter().copied());
@@ -214,15 +202,13 @@ impl StageInner {
                         bytes.extend_from_slice(&value);
                         offsets.push(bytes.len() as u64);
                     }
-                    let mut buf = Buf::zeroed(bytes.len());
-                    buf.bytes_mut().copy_from_slice(&bytes);
-                    let data = Arc::new(buf);
-                    let part = if array {
-                        Part::WriteArray { rows, data, offsets: offsets.into() }
-                    } else {
-                        Part::Write { rows, data }
-                    };
-                    plan.push((column.clone(), part, self.merge_bound(&family)));
+                    // Into the column's memory through its backend.
+                    let buf = column
+                        .memory
+                        .upload_rows(&bytes, bytes.len(), 1, std::iter::once(0))
+                        .map_err(|e| err(Status::OutOfMemory, e.to_string()).with_attribute(&*family.name_text))?;
+                    let payload = Payload::Values { data: buf, offsets: array.then(|| offsets.into()) };
+                    plan.push((family.clone(), column.clone(), rows, payload));
                 }
             }
         }
@@ -236,8 +222,9 @@ impl StageInner {
                 }
             }
         }
-        for (column, part, bound) in plan {
-            column.lock().publish(ordinal, part, bound);
+        for (family, column, rows, payload) in plan {
+            let ctx = Ctx { call: CALL, attribute: &family.name_text, ordinal };
+            self.commit(&family, &column, RowsOf::Assigned(rows), payload, None, &ctx)?;
         }
         let prims = lock(&self.prims);
         let prims_cloned = targets.iter().map(|t| prims.subtree(*t).len()).sum();

@@ -1,19 +1,18 @@
 //! Deletes: tombstones for listed attributes, or for whole prims.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
-use ovstage_types::{Error, OpId, Ordinal, QueryHandle, Result, Status};
+use ovstage_types::{OpId, Ordinal, QueryHandle, Result, Status};
 
 use crate::api::AttrRef;
 use crate::family::Family;
 use crate::metadata;
+use crate::mutation::{Ctx, Payload, Reach, RowsOf, Targets, Ticket};
 use crate::query::QueryState;
 use crate::stage::{Stage, StageInner, lock};
-use crate::store::column::{Column, MergeBound, Part};
+use crate::store::column::Column;
 use crate::store::rows::Rows;
-use crate::write::{Ctx, Targets};
 
 const CALL: &str = "delete_attributes";
 
@@ -35,64 +34,28 @@ impl Stage {
 /// What a delete op removes.
 enum Target {
     Attributes(Vec<Arc<Family>>),
-    /// Whole prims; with each family's submitted floor when the delete was
-    /// submitted (and the base floor for families created later).
-    Prims {
-        floors: Vec<(u64, u64)>,
-        base: u64,
-    },
+    /// Whole prims (every attribute, and the prims themselves).
+    Prims,
 }
 
 impl StageInner {
     fn enqueue_delete(self: &Arc<Self>, query: QueryHandle, attributes: &[AttrRef<'_>], ordinal: u64) -> Result<OpId> {
         let q = self.query(query, CALL)?;
-        let q_check = q.clone();
-        let owner = self.clone();
+        let job = |target: Target| {
+            let (owner, q) = (self.clone(), q.clone());
+            move |ticket: Ticket| -> Job {
+                Box::new(move || {
+                    let result = owner.apply_delete(&q, &target, &ticket, ordinal);
+                    drop(ticket);
+                    result
+                })
+            }
+        };
         // A delete removes what exists when it runs: order it with every
         // mutation of what it touches.
         if attributes.is_empty() {
             let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::all() }).using(q.key);
-            let target: Arc<std::sync::Mutex<Option<Target>>> = Arc::default();
-            let job_target = target.clone();
-            let job: Job = Box::new(move || {
-                let target = lock(&job_target).take();
-                let result = match target {
-                    Some(t) => owner.apply_delete(&q, &t, ordinal),
-                    None => Err(Error::internal("delete submitted without its target").into()),
-                };
-                owner.floors.pending_all.remove(ordinal);
-                result
-            });
-            return self.sched.submit_checked(&spec, job, || {
-                let base = self.floors.base_submitted.load(Ordering::Acquire);
-                if ordinal <= base {
-                    return Err(Error::new(
-                        Status::WriteFloorViolation,
-                        format!("{CALL}: ordinal {ordinal} is at or below the write floor {base}"),
-                    )
-                    .with_ordinal(ordinal));
-                }
-                let families = self.all_families();
-                let targets = Targets::whole(&q_check);
-                {
-                    let all = lock(&self.floors.unsealed_all);
-                    for f in &families {
-                        self.admission(&[&f.unsealed(), &all], &targets, ordinal)
-                            .map_err(|(at, prim)| self.conflict(CALL, &f.name_text, ordinal, at, prim))?;
-                    }
-                    if let Err((at, prim)) = self.admission(&[&all], &targets, ordinal) {
-                        return Err(self.conflict(CALL, "(all)", ordinal, at, prim));
-                    }
-                }
-                for f in &families {
-                    self.check_unsealed_room(f, ordinal, CALL)?;
-                }
-                let floors = families.iter().map(|f| (f.id, self.submitted_floor(f))).collect();
-                *lock(&target) = Some(Target::Prims { floors, base });
-                lock(&self.floors.unsealed_all).push(ordinal, targets.bits.as_deref());
-                self.floors.pending_all.add(ordinal);
-                Ok(())
-            });
+            return self.submit_mutation(&spec, Reach::Prims(&q), ordinal, CALL, job(Target::Prims));
         }
         let mut families: Vec<Arc<Family>> = Vec::with_capacity(attributes.len());
         for a in attributes {
@@ -107,30 +70,27 @@ impl StageInner {
         }
         let spec =
             OpSpec::new(Order::Barrier { ordinal, cells: Cells::keys(families.iter().map(|f| f.id)) }).using(q.key);
-        let target = Target::Attributes(families.clone());
-        let job: Job = Box::new(move || {
-            let result = owner.apply_delete(&q, &target, ordinal);
-            if let Target::Attributes(families) = &target {
-                for f in families {
-                    f.pending.remove(ordinal);
-                }
-            }
-            result
-        });
         // Admission treats every targeted cell as changed by the delete.
-        let targets = Targets::whole(&q_check);
+        let targets = Targets::whole(&q);
         let admitted: Vec<(&Arc<Family>, &Targets<'_>)> = families.iter().map(|f| (f, &targets)).collect();
-        self.sched.submit_checked(&spec, job, || self.admit_mutation(&admitted, ordinal, CALL))
+        let reach = Reach::Families(&admitted);
+        self.submit_mutation(&spec, reach, ordinal, CALL, job(Target::Attributes(families.clone())))
     }
 
-    fn apply_delete(&self, q: &QueryState, target: &Target, ordinal: u64) -> std::result::Result<(), Failure> {
+    fn apply_delete(
+        &self,
+        q: &QueryState,
+        target: &Target,
+        ticket: &Ticket,
+        ordinal: u64,
+    ) -> std::result::Result<(), Failure> {
         q.at_execution()?;
         let families = match target {
             Target::Attributes(f) => f.clone(),
-            Target::Prims { .. } => self.all_families(),
+            Target::Prims => self.all_families(),
         };
         // Check every column first; nothing is published unless all pass.
-        let mut plan: Vec<(Arc<Column>, Rows, MergeBound)> = Vec::new();
+        let mut plan: Vec<(&Arc<Family>, Arc<Column>, Rows)> = Vec::new();
         for family in &families {
             let ctx = Ctx { call: CALL, attribute: &family.name_text, ordinal };
             for column in family.columns() {
@@ -140,8 +100,10 @@ impl StageInner {
                 if rows.is_empty() {
                     continue;
                 }
-                if let Target::Prims { floors, base } = target {
-                    let floor = floors.iter().find(|(id, _)| *id == family.id).map_or(*base, |(_, f)| *f);
+                if let Target::Prims = target {
+                    // Which attributes a whole-prim delete changes is known
+                    // now: check each against its floor at admission.
+                    let floor = ticket.admitted_floor(family);
                     if ordinal <= floor {
                         return Err(ctx
                             .err(
@@ -153,13 +115,14 @@ impl StageInner {
                     }
                 }
                 drop(guard);
-                plan.push((column, Rows::from_vec(rows), self.merge_bound(family)));
+                plan.push((family, column, Rows::from_vec(rows)));
             }
         }
-        for (column, rows, floor) in plan {
-            column.lock().publish(ordinal, Part::Delete { rows }, floor);
+        for (family, column, rows) in plan {
+            let ctx = Ctx { call: CALL, attribute: &family.name_text, ordinal };
+            self.commit(family, &column, RowsOf::Assigned(rows), Payload::Delete, None, &ctx)?;
         }
-        if matches!(target, Target::Prims { .. }) {
+        if matches!(target, Target::Prims) {
             let mut table = lock(&self.prims);
             for p in q.prims().iter() {
                 if table.is_live(*p) {

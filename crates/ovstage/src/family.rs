@@ -1,7 +1,8 @@
 //! Attribute families: everything stored under one canonical attribute name
-//! (its columns, one per schema, and its write floor).
+//! (its columns, one per schema, and its write floor), and the stage-wide
+//! floors and admission records over them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -9,7 +10,7 @@ use ovstage_types::{PrimPath, Token};
 use smallvec::SmallVec;
 
 use crate::schema::Storage;
-use crate::store::column::{Column, Limits};
+use crate::store::column::{Column, Limits, MergeBound};
 use crate::store::rows::RowSet;
 
 /// Mutations accepted above the submitted floor and not yet sealed, by
@@ -193,6 +194,46 @@ impl Family {
 
     pub(crate) fn unsealed(&self) -> std::sync::MutexGuard<'_, UnsealedLog> {
         self.unsealed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Stage-wide floors. Submitted values change under the scheduler's
+/// ordering lock (so enqueue checks agree with registration order);
+/// committed values change when advances execute.
+#[derive(Default)]
+pub(crate) struct Floors {
+    pub(crate) base_submitted: AtomicU64,
+    pub(crate) base_committed: AtomicU64,
+    /// Distinct global floors, oldest first; its front is the frontier.
+    pub(crate) history: Mutex<VecDeque<u64>>,
+    pub(crate) frontier: AtomicU64,
+    /// Unsealed whole-prim deletes and clones (they touch every attribute).
+    pub(crate) unsealed_all: Mutex<UnsealedLog>,
+    /// Ordinals of whole-prim deletes and clones submitted and not run
+    /// (shared with their tickets, which release them).
+    pub(crate) pending_all: Arc<PendingOrdinals>,
+}
+
+impl Floors {
+    /// The effective submitted floor of a family.
+    pub(crate) fn submitted(&self, family: &Family) -> u64 {
+        family.own_floor_submitted.load(Ordering::Acquire).max(self.base_submitted.load(Ordering::Acquire))
+    }
+
+    /// The effective committed floor of a family.
+    pub(crate) fn committed(&self, family: &Family) -> u64 {
+        family.own_floor_committed.load(Ordering::Acquire).max(self.base_committed.load(Ordering::Acquire))
+    }
+
+    /// Versions of a family's columns below this may be merged: above the
+    /// submitted floor and below every mutation still to run (so nothing
+    /// lands inside a merged span out of ordinal order). The submitted
+    /// floor, not the committed one: a read enqueued after an advance to F
+    /// reads at F once the advance runs, so versions up to F must stay
+    /// exact from the moment the advance is accepted.
+    pub(crate) fn merge_bound(&self, family: &Family) -> MergeBound {
+        let lowest = [family.pending.lowest(), self.pending_all.lowest()].into_iter().flatten().min();
+        MergeBound { floor: self.submitted(family), below: lowest.unwrap_or(u64::MAX) }
     }
 }
 

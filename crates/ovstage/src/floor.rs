@@ -2,9 +2,9 @@
 //! when the global floor moves.
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
-use ovstage_sched::{CellKey, Failure, FloorScope as SchedScope, Job, OpSpec, Order};
+use ovstage_sched::{CellKey, FloorScope as SchedScope, Job, OpSpec, Order};
 use ovstage_types::{Error, OpId, Ordinal, OrdinalQueryHandle, Result, Timeout};
 use smallvec::SmallVec;
 
@@ -47,7 +47,7 @@ impl Stage {
         };
         let owner = inner.clone();
         inner.enqueue_ordinal_query(move || match &family {
-            Some(f) => owner.committed_floor(f),
+            Some(f) => owner.floors.committed(f),
             None => owner.global_floor(),
         })
     }
@@ -65,7 +65,7 @@ impl Stage {
                 .all_families()
                 .iter()
                 .flat_map(|f| {
-                    let floor = owner.committed_floor(f);
+                    let floor = owner.floors.committed(f);
                     f.columns().into_iter().map(move |c| c.lock().oldest_exact(floor))
                 })
                 .max()
@@ -122,7 +122,7 @@ impl StageInner {
     /// attributes that hold data (the base floor when there are none).
     pub(crate) fn global_floor(&self) -> u64 {
         let base = self.floors.base_committed.load(Ordering::Acquire);
-        self.all_families().iter().filter(|f| f.has_columns()).map(|f| self.committed_floor(f)).min().unwrap_or(base)
+        self.all_families().iter().filter(|f| f.has_columns()).map(|f| self.floors.committed(f)).min().unwrap_or(base)
     }
 
     fn enqueue_advance(self: &Arc<Self>, ordinal: u64, scope: FloorScope<'_>) -> Result<OpId> {
@@ -142,27 +142,20 @@ impl StageInner {
                 (SchedScope::Exclude(ids(&fams)), None, Some(fams))
             }
         };
-        let raise: Arc<Mutex<Option<Raise>>> = Arc::default();
-        let job_raise = raise.clone();
-        let owner = self.clone();
-        let job: Job = Box::new(move || {
-            let raise =
-                lock(&job_raise).take().ok_or_else(|| Failure::from(Error::internal("advance without scope")))?;
-            owner.commit_advance(ordinal, &raise);
-            Ok(())
-        });
         let spec = OpSpec::new(Order::FloorAdvance { ordinal, scope: sched_scope });
-        self.sched.submit_checked(&spec, job, || -> Result<()> {
+        let owner = self.clone();
+        self.sched.submit_with(&spec, || -> Result<Job> {
             // Runs under the ordering lock: later enqueue checks see the new
-            // submitted floors, and so do reads' unsealed-change checks.
-            let r = match (&include, &exclude) {
-                (Some(fams), _) => Raise::Families(fams.clone()),
+            // submitted floors, and so do reads' unsealed-change checks. The
+            // job commits exactly what was raised here.
+            let raise = match (include, exclude) {
+                (Some(fams), _) => Raise::Families(fams),
                 (None, Some(excluded)) => Raise::Families(
                     self.all_families().into_iter().filter(|f| !excluded.iter().any(|e| Arc::ptr_eq(e, f))).collect(),
                 ),
                 (None, None) => Raise::All,
             };
-            match &r {
+            match &raise {
                 Raise::All => {
                     self.floors.base_submitted.fetch_max(ordinal, Ordering::AcqRel);
                     for f in self.all_families() {
@@ -178,13 +171,15 @@ impl StageInner {
                     }
                 }
             }
-            *lock(&raise) = Some(r);
-            Ok(())
+            Ok(Box::new(move || {
+                owner.commit_advance(ordinal, &raise);
+                Ok(())
+            }))
         })
     }
 
     fn prune_unsealed(&self, family: &Family) {
-        let floor = self.submitted_floor(family);
+        let floor = self.floors.submitted(family);
         family.unsealed().prune(floor);
     }
 
@@ -221,7 +216,7 @@ impl StageInner {
         };
         for family in self.all_families() {
             // Never past the family's own sealed data.
-            let bound = frontier.min(self.committed_floor(&family));
+            let bound = frontier.min(self.floors.committed(&family));
             for column in family.columns() {
                 column.lock().trim(bound);
             }

@@ -44,6 +44,7 @@ mod hierarchy;
 mod idhash;
 mod map;
 mod metadata;
+mod mutation;
 mod paths;
 mod prims;
 mod query;

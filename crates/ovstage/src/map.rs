@@ -17,16 +17,14 @@ use crate::api::{AttrRef, Enqueued};
 use crate::family::Family;
 use crate::group::{AttributeMeta, PrimGroup};
 use crate::metadata::{self, Reserved};
+use crate::mutation::{Ctx, Payload, Reach, RowsOf, Targets, Ticket, reject_force};
 use crate::query::QueryState;
 use crate::schema::{Schema, Storage, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
 use crate::store::backend::StorageBackend;
 use crate::store::buf::Buf;
-use crate::store::column::{Part, RowMap};
-use crate::store::rows::Rows;
 use crate::tensor::{Element, TensorDesc};
 use crate::transport::check_semantic;
-use crate::write::{Ctx, Targets};
 
 const CALL: &str = "map_attribute";
 
@@ -184,6 +182,9 @@ struct Session {
     unfetched: VecDeque<MapGroup>,
     /// A commit failed: the session only reports it from now on.
     failed: Option<Error>,
+    /// The session's hold on its ordinal, from admission until the commit
+    /// ending it has run (nothing merges at or above it meanwhile).
+    ticket: Option<Ticket>,
 }
 
 impl Stage {
@@ -263,12 +264,7 @@ impl StageInner {
         let family = self.family(token)?;
         let name = family.name_text.clone();
         let ctx = Ctx { call: CALL, attribute: &name, ordinal };
-        if desc.attribute_mode == AttributeMode::Force {
-            return Err(ctx.err(
-                Status::NotSupported,
-                "ATTRIBUTE_MODE_FORCE (schema replacement) is not implemented in this release",
-            ));
-        }
+        reject_force(desc.attribute_mode, &ctx, None)?;
         let kind = if element_sizes.is_some() { ValueKind::Array } else { ValueKind::Fixed };
         let mut semantic = desc.semantic;
         if let Some(dtype) = desc.dtype {
@@ -334,9 +330,12 @@ impl StageInner {
         });
         let spec = OpSpec::new(Order::Mutation { ordinal, cells: Cells::one(family.id) }).using(q.key).producing(key);
         let targets = Targets::whole(&q);
-        // The session stays pending (nothing merges past it) until it ends.
-        let op =
-            self.sched.submit_checked(&spec, job, || self.admit_mutation(&[(&family, &targets)], ordinal, CALL))?;
+        // The session keeps its ticket (its ordinal stays pending: nothing
+        // merges past it) until the commit ending it has run.
+        let op = self.submit_mutation(&spec, Reach::Families(&[(&family, &targets)]), ordinal, CALL, |ticket| {
+            lock(&state.session).ticket = Some(ticket);
+            job
+        })?;
         let _ = state.op.set(op);
         let raw = self.maps.insert_with(|_| state);
         Ok(Enqueued { handle: MapHandle::from_raw(raw).expect("never 0"), op })
@@ -376,9 +375,7 @@ impl StageInner {
         if state.prim_mode == PrimMode::Insert {
             let table = lock(&self.prims);
             if let Some(p) = prims.iter().find(|p| table.is_live(**p)) {
-                return Err(ctx
-                    .err(Status::PrimNotFound, "INSERT target prim already exists")
-                    .with_prim(self.describe(*p)));
+                return Err(self.insert_conflict(&ctx, *p));
             }
         }
         let column_semantic = family.columns().iter().find(|c| c.storage == storage).map(|c| c.semantic());
@@ -413,7 +410,7 @@ impl StageInner {
             offsets,
             schema,
             prims: PrimGroup { list: resolved.list, offset: 0, count: prims.len() as u32, index_map: None },
-            meta: AttributeMeta { write_floor: Ordinal(self.committed_floor(family)), layout_generation: generation },
+            meta: AttributeMeta { write_floor: Ordinal(self.floors.committed(family)), layout_generation: generation },
         };
         lock(&state.session).unfetched.push_back(group);
         Ok(Setup { schema })
@@ -423,36 +420,21 @@ impl StageInner {
         let spec = OpSpec::new(Order::Mutation { ordinal: state.ordinal, cells: Cells::one(state.family.id) })
             .using(state.key);
         let spec = if end { spec.releasing(state.key) } else { spec };
+        // The commit ending the session takes its ticket and drops it once
+        // it has run (or at once when refused).
+        let ticket = if end { lock(&state.session).ticket.take() } else { None };
         let (owner, job_state) = (self.clone(), state.clone());
-        let job: Job = Box::new(move || {
-            let result = owner.commit_groups(&job_state, groups, end);
-            if end {
-                job_state.family.pending.remove(job_state.ordinal);
-            }
-            result.map_err(Failure::from)
-        });
         let call = if end { "unmap_attribute" } else { "unmap_group" };
-        // A commit lands at the session's ordinal: refused once a floor
-        // advance over it has been submitted (that data is sealed).
-        let submitted = self.sched.submit_checked(&spec, job, || {
-            let floor = self.submitted_floor(&state.family);
-            if state.ordinal <= floor {
-                return Err(Error::new(
-                    Status::WriteFloorViolation,
-                    format!(
-                        "{call}: the session's ordinal {} is now at or below the write floor {floor}",
-                        state.ordinal
-                    ),
-                )
-                .with_attribute(&*state.family.name_text)
-                .with_ordinal(state.ordinal));
-            }
-            Ok(())
-        });
-        if submitted.is_err() && end {
-            state.family.pending.remove(state.ordinal);
-        }
-        submitted
+        self.sched.submit_with(&spec, || {
+            // A commit lands at the session's ordinal: refused once a floor
+            // advance over it has been submitted (that data is sealed).
+            self.check_floor(Some(&state.family), state.ordinal, call, true)?;
+            Ok(Box::new(move || {
+                let result = owner.commit_groups(&job_state, groups, end);
+                drop(ticket);
+                result.map_err(Failure::from)
+            }) as Job)
+        })
     }
 
     fn commit_groups(&self, state: &MapState, mut groups: Vec<MapGroup>, end: bool) -> Result<()> {
@@ -492,28 +474,9 @@ impl StageInner {
         let targets = Targets::whole(q);
         self.create_prims(q, &[(&family.name_text, &targets)], ordinal, state.prim_mode, "unmap_group")?;
         let column = family.column_for(storage, self.config.column_limits());
-        let mut guard = column.lock();
-        let rows = match q.row_map(&column, &guard) {
-            RowMap::Run { start, len } => Rows::Run { start, len },
-            RowMap::Sparse(_) => guard.assign_rows(resolved.prims.iter().copied()),
-        };
-        if let Err(role) = column.adopt_semantic(setup.schema.semantic) {
-            return Err(ctx.err(
-                Status::InvalidArgument,
-                format!(
-                    "the attribute has semantic {}; the map declares {}",
-                    role.name(),
-                    setup.schema.semantic.name()
-                ),
-            ));
-        }
-        let data = Arc::new(group.buf);
-        let part = match group.offsets {
-            None => Part::Write { rows, data },
-            Some(offsets) => Part::WriteArray { rows, data, offsets },
-        };
-        guard.publish(ordinal, part, self.merge_bound(family));
-        Ok(())
+        let rows = RowsOf::Prims { q, prims: &resolved.prims, whole: true };
+        let payload = Payload::Values { data: group.buf, offsets: group.offsets };
+        self.commit(family, &column, rows, payload, Some((setup.schema.semantic, "the map")), &ctx)
     }
 }
 

@@ -30,14 +30,11 @@ pub(crate) struct ReadState {
     key: u64,
     op: OnceLock<OpId>,
     outcome: OnceLock<Result<()>>,
-    /// What to read, decided under the ordering lock at enqueue; taken by
-    /// the read's op.
-    targets: Mutex<Targets>,
     groups: Mutex<VecDeque<ReadGroup>>,
 }
 
 /// The attributes of a read (usually one or two: no allocation).
-type Targets = SmallVec<[ReadTarget; 2]>;
+type ReadTargets = SmallVec<[ReadTarget; 2]>;
 
 /// One attribute of a read.
 enum ReadTarget {
@@ -144,26 +141,15 @@ impl StageInner {
             key,
             op: OnceLock::new(),
             outcome: OnceLock::new(),
-            targets: Mutex::new(SmallVec::new()),
             groups: Mutex::new(VecDeque::new()),
         });
-        let (owner, job_state, job_query) = (self.clone(), state.clone(), q.clone());
-        let job: Job = Box::new(move || {
-            let targets = std::mem::take(&mut *lock(&job_state.targets));
-            let result = owner.run_read(&job_query, &targets, range);
-            let failure = result.as_ref().err().cloned();
-            match result {
-                Ok(groups) => *lock(&job_state.groups) = groups.into(),
-                Err(e) => {
-                    let _ = job_state.outcome.set(Err(e));
-                }
-            }
-            let _ = job_state.outcome.set(Ok(()));
-            failure.map_or(Ok(()), |e| Err(Failure::from(e)))
-        });
         let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key);
-        let op = self.sched.submit_checked(&spec, job, || -> Result<()> {
-            let mut chosen = Targets::with_capacity(requested.len());
+        let (owner, job_state, job_query) = (self.clone(), state.clone(), q.clone());
+        let op = self.sched.submit_with(&spec, || -> Result<Job> {
+            // What to read is decided under the ordering lock, against the
+            // submitted floors and unsealed changes as of this submission,
+            // and travels in the job.
+            let mut chosen = ReadTargets::with_capacity(requested.len());
             for r in &requested {
                 let f = match r {
                     Requested::Derived(reserved, token) => {
@@ -172,7 +158,7 @@ impl StageInner {
                     }
                     Requested::Column(f) => f,
                 };
-                let floor = self.submitted_floor(f);
+                let floor = self.floors.submitted(f);
                 if end > floor {
                     let bits = q.prim_bits();
                     let hit = f
@@ -197,8 +183,18 @@ impl StageInner {
                 }
                 chosen.push(ReadTarget::Column { family: f.clone(), end: end.min(floor) });
             }
-            *lock(&state.targets) = chosen;
-            Ok(())
+            Ok(Box::new(move || {
+                let result = owner.run_read(&job_query, &chosen, range);
+                let failure = result.as_ref().err().cloned();
+                match result {
+                    Ok(groups) => *lock(&job_state.groups) = groups.into(),
+                    Err(e) => {
+                        let _ = job_state.outcome.set(Err(e));
+                    }
+                }
+                let _ = job_state.outcome.set(Ok(()));
+                failure.map_or(Ok(()), |e| Err(Failure::from(e)))
+            }))
         })?;
         let _ = state.op.set(op);
         let raw = self.reads.insert_with(|_| state);
@@ -221,7 +217,7 @@ impl StageInner {
                     continue;
                 }
             };
-            let floor = Ordinal(self.committed_floor(family));
+            let floor = Ordinal(self.floors.committed(family));
             for column in family.columns() {
                 let ctx = GroupCtx { q, family, column: &column, floor };
                 match range {
@@ -454,7 +450,7 @@ impl StageInner {
         };
         let floor = self
             .existing_family(token)
-            .map_or_else(|| self.floors.base_committed.load(Ordering::Acquire), |f| self.committed_floor(&f));
+            .map_or_else(|| self.floors.base_committed.load(Ordering::Acquire), |f| self.floors.committed(&f));
         Some(ReadGroup {
             id: ReadGroupId::from_raw(self.next_group_id()).expect("ids start at 1"),
             attribute: token,

@@ -1,6 +1,6 @@
 //! The stage: the Rust API over the scheduler and the store.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
@@ -8,9 +8,9 @@ use ovstage_sched::{Scheduler, SchedulerConfig, WaitError};
 use ovstage_types::{Error, OpId, PrimPath, QueryHandle, Result, Status, Timeout, Token};
 
 use crate::api::AttrRef;
-use crate::clone::CloneResult;
+use crate::clone::CloneReports;
 use crate::config::StageConfig;
-use crate::family::Family;
+use crate::family::{Family, Floors};
 use crate::floor::OrdinalQueryState;
 use crate::handles::HandleTable;
 use crate::hierarchy::HierarchyState;
@@ -29,22 +29,6 @@ pub(crate) struct FamilyMap {
     pub(crate) all: Vec<Arc<Family>>,
 }
 
-/// Stage-wide floors. Submitted values change under the scheduler's
-/// ordering lock (so enqueue checks agree with registration order);
-/// committed values change when advances execute.
-#[derive(Default)]
-pub(crate) struct Floors {
-    pub(crate) base_submitted: AtomicU64,
-    pub(crate) base_committed: AtomicU64,
-    /// Distinct global floors, oldest first; its front is the frontier.
-    pub(crate) history: Mutex<VecDeque<u64>>,
-    pub(crate) frontier: AtomicU64,
-    /// Unsealed whole-prim deletes (they touch every attribute).
-    pub(crate) unsealed_all: Mutex<crate::family::UnsealedLog>,
-    /// Ordinals of whole-prim deletes submitted and not run.
-    pub(crate) pending_all: crate::family::PendingOrdinals,
-}
-
 pub(crate) struct StageInner {
     pub(crate) name: String,
     pub(crate) config: StageConfig,
@@ -60,9 +44,7 @@ pub(crate) struct StageInner {
     pub(crate) ordinal_queries: HandleTable<Arc<OrdinalQueryState>>,
     pub(crate) hierarchies: HandleTable<Arc<HierarchyState>>,
     pub(crate) maps: HandleTable<Arc<MapState>>,
-    /// Clone reports by clone id, and clone ops' ids, until released.
-    pub(crate) clone_results: Mutex<HashMap<u64, Result<CloneResult>>>,
-    pub(crate) clone_ops: Mutex<HashMap<OpId, u64>>,
+    pub(crate) clones: CloneReports,
     pub(crate) reserved: ReservedTokens,
     next_key: AtomicU64,
     next_group: AtomicU64,
@@ -149,8 +131,7 @@ impl Stage {
                 ordinal_queries: HandleTable::new(),
                 hierarchies: HandleTable::new(),
                 maps: HandleTable::new(),
-                clone_results: Mutex::default(),
-                clone_ops: Mutex::default(),
+                clones: CloneReports::default(),
                 next_key: AtomicU64::new(1),
                 next_group: AtomicU64::new(1),
             }),
@@ -206,7 +187,7 @@ impl Stage {
     /// Forgets a completed op id.
     pub fn release_op(&self, op: OpId) -> Result<()> {
         self.inner.sched.release(op)?;
-        self.inner.forget_clone(op);
+        self.inner.clones.forget(op);
         Ok(())
     }
 

@@ -1,0 +1,497 @@
+//! The mutation pipeline: the one protocol every write, map session, delete
+//! and clone follows, so feature modules depend on it (and on the stage,
+//! the families, the queries and the store), never on one another.
+//!
+//! 1. **Admission** ([`StageInner::submit_mutation`]) runs under the
+//!    scheduler's ordering lock, inside `submit_with`'s build step: the
+//!    floor check, the overlap check against the unsealed logs (per the
+//!    admission policy), the `Reject` overflow policy's room check; then
+//!    it records the change as unsealed and issues a [`Ticket`].
+//! 2. **The job is built by admission**, with the ticket and what
+//!    admission decided (the floors it was admitted under) moved into it:
+//!    nothing reaches a job through a shared slot filled in later.
+//! 3. **The ticket** keeps the mutation's ordinal pending (no column merges
+//!    at or above it) until it is dropped: by the job once it has
+//!    published (or failed), by a map session when it ends, or with a job
+//!    that never runs. Nothing else adds or removes pending ordinals.
+//! 4. **One commit path** ([`StageInner::commit`]): rows of a column, a
+//!    payload, the semantic declared, published at the ordinal under the
+//!    family's merge bound. It is the only caller of `ColumnGuard::publish`.
+//!
+//! Checks shared by several kinds (schema, INSERT, FORCE, floors) live here
+//! too, so their messages are written once.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use ovstage_sched::{Job, OpSpec};
+use ovstage_types::{AdmissionPolicy, AttributeMode, Error, OpId, PrimMode, PrimPath, Result, Semantic, Status};
+use smallvec::SmallVec;
+
+use crate::config::UnsealedOverflow;
+use crate::family::{Family, PendingOrdinals, UnsealedLog, prim_bit};
+use crate::query::QueryState;
+use crate::schema::Storage;
+use crate::stage::{StageInner, lock};
+use crate::store::buf::Buf;
+use crate::store::column::{Column, Part, RowMap};
+use crate::store::rows::{RowSet, Rows};
+
+/// One value per entry of a mutation: almost always one attribute, so kept
+/// inline (a write op allocates no per-entry vectors).
+pub(crate) type PerEntry<T> = SmallVec<[T; 1]>;
+
+/// Context of an error: the call, the attribute and the ordinal.
+pub(crate) struct Ctx<'a> {
+    pub(crate) call: &'static str,
+    pub(crate) attribute: &'a str,
+    pub(crate) ordinal: u64,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn err(&self, status: Status, message: impl std::fmt::Display) -> Error {
+        Error::new(status, format!("{}: {message}", self.call))
+            .with_attribute(self.attribute)
+            .with_ordinal(self.ordinal)
+    }
+}
+
+/// The prims a mutation changes, as a list and as a bitset over prim
+/// indices (borrowed from the query when it is the whole query); both
+/// `None` when the query is not resolved yet (every prim, for admission).
+pub(crate) struct Targets<'a> {
+    pub(crate) prims: Option<Arc<[PrimPath]>>,
+    pub(crate) bits: Option<Cow<'a, RowSet>>,
+}
+
+impl<'a> Targets<'a> {
+    /// Every prim of the query.
+    pub(crate) fn whole(q: &'a QueryState) -> Targets<'a> {
+        Targets { prims: q.ready().map(|r| r.prims.clone()), bits: q.prim_bits().map(Cow::Borrowed) }
+    }
+
+    /// Prims not known yet (a query still to run).
+    pub(crate) fn unknown() -> Targets<'a> {
+        Targets { prims: None, bits: None }
+    }
+
+    /// Some prims, with the bitset admission needs.
+    pub(crate) fn subset(prims: Vec<PrimPath>) -> Targets<'a> {
+        // Sized once for the highest bit rather than grown insert by insert.
+        let mut bits = RowSet::new();
+        if let Some(max) = prims.iter().map(|p| prim_bit(*p)).max() {
+            bits.insert(max);
+        }
+        prims.iter().for_each(|p| bits.insert(prim_bit(*p)));
+        Targets { prims: Some(prims.into()), bits: Some(Cow::Owned(bits)) }
+    }
+
+    /// The prims, once known.
+    pub(crate) fn list(&self) -> &[PrimPath] {
+        self.prims.as_deref().unwrap_or(&[])
+    }
+
+    /// Whether these are all of the query's prims.
+    pub(crate) fn whole_of(&self, q: &QueryState) -> bool {
+        match (&self.prims, q.ready()) {
+            (Some(mine), Some(r)) => Arc::ptr_eq(mine, &r.prims),
+            _ => false,
+        }
+    }
+}
+
+/// What a mutation changes, for admission.
+pub(crate) enum Reach<'a> {
+    /// These attributes' cells of these prims (writes, map sessions,
+    /// attribute deletes).
+    Families(&'a [(&'a Arc<Family>, &'a Targets<'a>)]),
+    /// Every attribute of the query's prims (a whole-prim delete; taken
+    /// under the ordering lock, where a filter query may just have
+    /// resolved).
+    Prims(&'a QueryState),
+    /// Every attribute of prims known only when it runs (a clone): it is
+    /// not checked for overlaps now (it checks the cells it copies to when
+    /// it runs) but counts as changing every prim until sealed.
+    Unknown,
+}
+
+/// An admitted mutation's hold on its ordinal: while it lives, the ordinal
+/// is pending for the attributes it changes (columns merge nothing at or
+/// above it). Dropping it releases the ordinal, so every path (published,
+/// failed, never run, refused at submission) releases it exactly once.
+pub(crate) struct Ticket {
+    ordinal: u64,
+    held: Held,
+}
+
+enum Held {
+    Families(PerEntry<Arc<Family>>),
+    /// Every attribute (whole-prim deletes, clones), with the submitted
+    /// floors at admission: the attributes the op changes are known only
+    /// when it runs, and it must be checked against the floors it was
+    /// admitted under (a later advance waits for it, and must not fail it).
+    All {
+        pending: Arc<PendingOrdinals>,
+        floors: Vec<(u64, u64)>,
+        base: u64,
+    },
+}
+
+impl Ticket {
+    /// The mutation's ordinal.
+    pub(crate) fn ordinal(&self) -> u64 {
+        self.ordinal
+    }
+
+    /// The submitted floor of `family` when the mutation was admitted
+    /// (whole-prim mutations; attribute mutations were checked against it
+    /// at admission).
+    pub(crate) fn admitted_floor(&self, family: &Family) -> u64 {
+        match &self.held {
+            Held::All { floors, base, .. } => {
+                floors.iter().find(|(id, _)| *id == family.id).map_or(*base, |(_, floor)| *floor)
+            }
+            Held::Families(_) => 0,
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        match &self.held {
+            Held::Families(families) => families.iter().for_each(|f| f.pending.remove(self.ordinal)),
+            Held::All { pending, .. } => pending.remove(self.ordinal),
+        }
+    }
+}
+
+/// A part's rows in its column.
+pub(crate) enum RowsOf<'a> {
+    /// Assigned while checking every column first (deletes, clones).
+    Assigned(Rows),
+    /// The rows of `prims`, some of `q`'s (`whole`: all of them, in its
+    /// order, so the query's cached row map serves when it is one run).
+    Prims { q: &'a QueryState, prims: &'a [PrimPath], whole: bool },
+}
+
+/// What a part holds.
+pub(crate) enum Payload {
+    /// Values: fixed rows back to back, or arrays with each row's byte
+    /// offset.
+    Values { data: Buf, offsets: Option<Arc<[u64]>> },
+    /// Tombstones.
+    Delete,
+}
+
+impl StageInner {
+    /// Submits a mutation: admission of `reach` at `ordinal` runs under the
+    /// ordering lock and issues the ticket, and `job` builds the op's job
+    /// around it (the job drops the ticket once it has published).
+    pub(crate) fn submit_mutation(
+        &self,
+        spec: &OpSpec,
+        reach: Reach<'_>,
+        ordinal: u64,
+        call: &'static str,
+        job: impl FnOnce(Ticket) -> Job,
+    ) -> Result<OpId> {
+        self.sched.submit_with(spec, || Ok(job(self.admit(reach, ordinal, call)?)))
+    }
+
+    /// Rejects ordinals at or below a submitted floor and, per the
+    /// admission policy, ordinals below (or, strictly, at) a change already
+    /// accepted for one of its cells; under the `Reject` overflow policy,
+    /// ordinals that would be one too many unsealed ones. Then records the
+    /// mutation as unsealed and pending. Decided here, in submission order,
+    /// mutations at different ordinals may then run in any order.
+    fn admit(&self, reach: Reach<'_>, ordinal: u64, call: &'static str) -> Result<Ticket> {
+        let entries = match reach {
+            Reach::Families(entries) => entries,
+            Reach::Prims(q) => return self.admit_all(Some(&Targets::whole(q)), ordinal, call),
+            Reach::Unknown => return self.admit_all(None, ordinal, call),
+        };
+        for (f, _) in entries {
+            self.check_floor(Some(f), ordinal, call, false)?;
+        }
+        for (f, t) in entries {
+            let all = lock(&self.floors.unsealed_all);
+            self.overlap(&[&f.unsealed(), &all], t, ordinal)
+                .map_err(|(at, prim)| self.conflict(call, &f.name_text, ordinal, at, prim))?;
+        }
+        for (f, _) in entries {
+            self.check_unsealed_room(f, ordinal, call)?;
+        }
+        for (f, t) in entries {
+            f.unsealed().push(ordinal, t.bits.as_deref());
+            f.pending.add(ordinal);
+        }
+        Ok(Ticket { ordinal, held: Held::Families(entries.iter().map(|(f, _)| Arc::clone(f)).collect()) })
+    }
+
+    /// Admission of a mutation of every attribute of `targets` (`None`:
+    /// prims known only when it runs).
+    fn admit_all(&self, targets: Option<&Targets<'_>>, ordinal: u64, call: &'static str) -> Result<Ticket> {
+        self.check_floor(None, ordinal, call, false)?;
+        let base = self.floors.base_submitted.load(Ordering::Acquire);
+        let families = self.all_families();
+        if let Some(targets) = targets {
+            let all = lock(&self.floors.unsealed_all);
+            for f in &families {
+                self.overlap(&[&f.unsealed(), &all], targets, ordinal)
+                    .map_err(|(at, prim)| self.conflict(call, &f.name_text, ordinal, at, prim))?;
+            }
+            if let Err((at, prim)) = self.overlap(&[&all], targets, ordinal) {
+                return Err(self.conflict(call, "(all)", ordinal, at, prim));
+            }
+        }
+        for f in &families {
+            self.check_unsealed_room(f, ordinal, call)?;
+        }
+        let floors = families.iter().map(|f| (f.id, self.floors.submitted(f))).collect();
+        lock(&self.floors.unsealed_all).push(ordinal, targets.and_then(|t| t.bits.as_deref()));
+        self.floors.pending_all.add(ordinal);
+        Ok(Ticket { ordinal, held: Held::All { pending: self.floors.pending_all.clone(), floors, base } })
+    }
+
+    /// Fails when `ordinal` is at or below the submitted floor of `family`
+    /// (the base floor with `None`); `session`: it is a map session's
+    /// ordinal, admitted before the floor moved.
+    pub(crate) fn check_floor(
+        &self,
+        family: Option<&Family>,
+        ordinal: u64,
+        call: &'static str,
+        session: bool,
+    ) -> Result<()> {
+        let floor = match family {
+            Some(f) => self.floors.submitted(f),
+            None => self.floors.base_submitted.load(Ordering::Acquire),
+        };
+        if ordinal > floor {
+            return Ok(());
+        }
+        let message = if session {
+            format!("{call}: the session's ordinal {ordinal} is now at or below the write floor {floor}")
+        } else {
+            format!("{call}: ordinal {ordinal} is at or below the write floor {floor}")
+        };
+        let err = Error::new(Status::WriteFloorViolation, message);
+        Err(match family {
+            Some(f) => err.with_attribute(&*f.name_text),
+            None => err,
+        }
+        .with_ordinal(ordinal))
+    }
+
+    /// Under [`UnsealedOverflow::Reject`], refuses (with `QUEUE_FULL`) a
+    /// mutation at `ordinal` that would give `family` more than
+    /// `max_versions` distinct unsealed ordinals: its columns then never
+    /// merge, and every ordinal stays readable once sealed.
+    fn check_unsealed_room(&self, family: &Family, ordinal: u64, call: &'static str) -> Result<()> {
+        if self.config.unsealed_overflow != UnsealedOverflow::Reject {
+            return Ok(());
+        }
+        let floor = self.floors.submitted(family);
+        let all = lock(&self.floors.unsealed_all);
+        let held = family.unsealed().distinct_with(&all, floor, ordinal);
+        // At least one: a limit of 0 would refuse every mutation.
+        let limit = self.config.max_versions.max(1);
+        if held <= limit {
+            return Ok(());
+        }
+        Err(Error::new(
+            Status::QueueFull,
+            format!(
+                "{call}: ordinal {ordinal} would make {held} distinct unsealed ordinals of this attribute above its write floor {floor}, over the limit of {limit} (max_versions; unsealed overflow policy REJECT): advance the write floor to seal earlier ordinals, then submit again"
+            ),
+        )
+        .with_attribute(&*family.name_text)
+        .with_ordinal(ordinal))
+    }
+
+    /// The accepted change in `logs` that blocks a change of `targets` at
+    /// `ordinal` under the admission policy.
+    fn overlap(
+        &self,
+        logs: &[&UnsealedLog],
+        targets: &Targets<'_>,
+        ordinal: u64,
+    ) -> std::result::Result<(), (u64, Option<PrimPath>)> {
+        let after = match self.config.admission {
+            AdmissionPolicy::FloorOnly => return Ok(()),
+            AdmissionPolicy::NonDecreasing => ordinal,
+            AdmissionPolicy::StrictlyIncreasing => ordinal - 1,
+        };
+        match logs.iter().find_map(|l| l.overlap(after, u64::MAX, targets.bits.as_deref())) {
+            Some(hit) => Err(hit),
+            None => Ok(()),
+        }
+    }
+
+    fn conflict(&self, call: &'static str, attribute: &str, ordinal: u64, at: u64, prim: Option<PrimPath>) -> Error {
+        let policy = self.config.admission;
+        let relation = if policy == AdmissionPolicy::StrictlyIncreasing { "not above" } else { "below" };
+        let err = Error::new(
+            Status::WriteFloorViolation,
+            format!(
+                "{call}: ordinal conflict: ordinal {ordinal} is {relation} the change at {at} already accepted for this cell (admission {})",
+                policy_name(policy)
+            ),
+        )
+        .with_attribute(attribute)
+        .with_ordinal(ordinal);
+        match prim {
+            Some(p) => err.with_prim(self.describe(p)),
+            None => err,
+        }
+    }
+
+    /// Fails when a target prim carries the attribute with another storage,
+    /// or the column's role conflicts with the written semantic.
+    pub(crate) fn check_schema(
+        &self,
+        family: &Family,
+        storage: Storage,
+        semantic: Semantic,
+        targets: &[PrimPath],
+        ctx: &Ctx<'_>,
+    ) -> Result<()> {
+        for column in family.columns() {
+            if column.storage == storage {
+                if !column.semantic_fits(semantic) {
+                    return Err(ctx.err(
+                        Status::InvalidArgument,
+                        format!(
+                            "the attribute has semantic {}; this write declares {} (delete the attribute before changing its semantic)",
+                            column.semantic().name(),
+                            semantic.name()
+                        ),
+                    ));
+                }
+                continue;
+            }
+            let guard = column.lock();
+            if let Some(p) = targets.iter().find(|p| guard.row_of(**p).is_some_and(|r| guard.live_at_latest(r))) {
+                return Err(ctx
+                    .err(
+                        Status::InvalidArgument,
+                        format!(
+                            "the prim has this attribute as {}; this write is {} (delete the attribute before changing its type)",
+                            column.storage, storage
+                        ),
+                    )
+                    .with_prim(self.describe(*p)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The INSERT conflict of a target prim that already exists.
+    pub(crate) fn insert_conflict(&self, ctx: &Ctx<'_>, prim: PrimPath) -> Error {
+        ctx.err(Status::PrimNotFound, "INSERT target prim already exists").with_prim(self.describe(prim))
+    }
+
+    /// INSERT checks, then creation of the missing prims, for each
+    /// `(attribute name, targets)`; every target is one of `q`'s prims.
+    pub(crate) fn create_prims(
+        &self,
+        q: &QueryState,
+        targets: &[(&str, &Targets<'_>)],
+        ordinal: u64,
+        mode: PrimMode,
+        call: &'static str,
+    ) -> Result<()> {
+        let mut table = lock(&self.prims);
+        // Steady state: the whole query was seen live and no prim has been
+        // removed since, so there is nothing to create (targets are always
+        // some of the query's prims).
+        let known_live = q.known_live(table.removals());
+        let mut create: Vec<PrimPath> = Vec::new();
+        for (name, targets) in targets {
+            if mode == PrimMode::Upsert && known_live {
+                continue;
+            }
+            let ctx = Ctx { call, attribute: name, ordinal };
+            for p in targets.list() {
+                if table.is_live(*p) {
+                    if mode == PrimMode::Insert {
+                        return Err(self.insert_conflict(&ctx, *p));
+                    }
+                } else {
+                    create.push(*p);
+                }
+            }
+        }
+        for p in create {
+            if !table.is_live(p) {
+                table.create(p, self.paths.parent(p).ok().flatten());
+            }
+        }
+        if targets.iter().any(|(_, t)| t.whole_of(q)) {
+            q.mark_live(table.removals());
+        }
+        Ok(())
+    }
+
+    /// The one commit path: the part's rows in `column`, the semantic the
+    /// mutation declares adopted (`declared`: the semantic and who declares
+    /// it, for the error), then the part published at the ordinal under
+    /// the family's merge bound.
+    pub(crate) fn commit(
+        &self,
+        family: &Family,
+        column: &Arc<Column>,
+        rows: RowsOf<'_>,
+        payload: Payload,
+        declared: Option<(Semantic, &str)>,
+        ctx: &Ctx<'_>,
+    ) -> Result<()> {
+        let mut guard = column.lock();
+        let rows = match rows {
+            RowsOf::Assigned(rows) => rows,
+            RowsOf::Prims { q, prims, whole } => match whole.then(|| q.row_map(column, &guard)) {
+                Some(RowMap::Run { start, len }) => Rows::Run { start, len },
+                _ => guard.assign_rows(prims.iter().copied()),
+            },
+        };
+        if let Some((semantic, by)) = declared
+            && let Err(role) = column.adopt_semantic(semantic)
+        {
+            return Err(ctx.err(
+                Status::InvalidArgument,
+                format!("the attribute has semantic {}; {by} declares {}", role.name(), semantic.name()),
+            ));
+        }
+        let part = match payload {
+            Payload::Values { data, offsets: None } => Part::Write { rows, data: Arc::new(data) },
+            Payload::Values { data, offsets: Some(offsets) } => {
+                Part::WriteArray { rows, data: Arc::new(data), offsets }
+            }
+            Payload::Delete => Part::Delete { rows },
+        };
+        guard.publish(ctx.ordinal, part, self.floors.merge_bound(family));
+        Ok(())
+    }
+}
+
+/// `ATTRIBUTE_MODE_FORCE` (schema replacement) is not implemented: refused
+/// with `NOT_SUPPORTED`, with `advice` after the reason when given.
+pub(crate) fn reject_force(mode: AttributeMode, ctx: &Ctx<'_>, advice: Option<&str>) -> Result<()> {
+    if mode != AttributeMode::Force {
+        return Ok(());
+    }
+    const REASON: &str = "ATTRIBUTE_MODE_FORCE (schema replacement) is not implemented in this release";
+    Err(match advice {
+        Some(advice) => ctx.err(Status::NotSupported, format!("{REASON}; {advice}")),
+        None => ctx.err(Status::NotSupported, REASON),
+    })
+}
+
+fn policy_name(policy: AdmissionPolicy) -> &'static str {
+    match policy {
+        AdmissionPolicy::FloorOnly => "FLOOR_ONLY",
+        AdmissionPolicy::NonDecreasing => "NONDECREASING",
+        AdmissionPolicy::StrictlyIncreasing => "STRICTLY_INCREASING",
+    }
+}
