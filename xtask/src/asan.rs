@@ -3,9 +3,9 @@
 //! With the nightly toolchain (`-Zsanitizer=address` is unstable), in its
 //! own target directory (`target/asan`) so the ordinary build is untouched:
 //! the `ovstage-ffi` unit tests and the `ovstage-dlpack` tests; then the
-//! library itself, against which the C examples (shared and static) and the dlopen test are built with
-//! `-fsanitize=address` (GCC's runtime, which serves the Rust library's
-//! instrumentation too) and run, their output compared with
+//! library itself, against which the C examples (shared and static) and
+//! the dlopen test are built with `-fsanitize=address` (GCC's runtime,
+//! which serves the Rust library's instrumentation too) and run, their output compared with
 //! `expected-output.txt`. Any ASan or LeakSanitizer report makes a run exit
 //! non-zero, which fails the step.
 //!

@@ -15,9 +15,10 @@
 //!   services.
 //! - `slots`: the 28 data-plane functions of the instance's vtable and the
 //!   12 of the path dictionary's.
-//! - `tensors`, `results`: DLPack inputs turned into stage tensors, and the
-//!   fetched results C holds (groups, query results) kept alive until
-//!   released.
+//! - `tensors`, `results`: write payloads turned into the stage's write
+//!   data, and the fetched results C holds (groups, query results) kept
+//!   alive until released. The DLPack work itself (tensor checks, gathers,
+//!   managed tensors, the `DLTensor`s of groups) is `ovstage_dlpack`'s.
 //!
 //! Safety at the boundary: every pointer is NULL-checked before use, every
 //! handle is validated by the stage (stale and foreign handles give
