@@ -12,7 +12,7 @@
 //!   header; [`exports`]: the exported functions, in the same modules.
 //!   Exported functions forward to the modules below.
 //! - `instance`, `process`, `log`, `build_info`: life cycle and process
-//!   services.
+//!   services (state and logic; their exports are in [`exports`]).
 //! - `slots`: the 28 data-plane functions of the instance's vtable and the
 //!   12 of the path dictionary's.
 //! - `tensors`, `results`: write payloads turned into the stage's write
@@ -40,6 +40,7 @@ mod process;
 mod results;
 mod slots;
 mod strings;
+mod sync;
 mod tensors;
 mod unsupported;
 

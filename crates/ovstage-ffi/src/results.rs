@@ -4,8 +4,8 @@
 //! registry does not hold is INVALID_HANDLE, never a double free.
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::CString;
-use std::sync::{Mutex, MutexGuard, RwLock};
+use std::ffi::{CString, c_char};
+use std::sync::{Mutex, RwLock};
 
 use ovstage_dlpack::{MapTensors, ReadTensors};
 use ovstage_types::{Error, MapHandle, Result};
@@ -14,10 +14,7 @@ use stage::{HandleTable, HierarchyResult, MapGroup, QueryResult, ReadGroup};
 use crate::abi::api_types::{ovstage_data_t, ovstage_prim_group_t};
 use crate::abi::ovx_string::ovx_string_or_token_t;
 use crate::abi::stage_types::ovstage_hierarchy_item_t;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 /// Values C holds by id: ids are never 0, and are salted per registry (so
 /// per instance and per kind of result), so an id from another instance, of
@@ -151,9 +148,9 @@ impl HeldHierarchy {
                 path_offset: texts.len(),
                 path_count: item.paths.len(),
             });
-            texts.extend(item.paths.iter().map(|p| crate::error::c_string(&text(*p))));
+            texts.extend(item.paths.iter().map(|p| crate::strings::c_string(&text(*p))));
         }
-        let paths = texts.iter().map(|t| ovx_string_or_token_t { token: 0, string: crate::error::view(t) }).collect();
+        let paths = texts.iter().map(|t| ovx_string_or_token_t { token: 0, string: crate::strings::view(t) }).collect();
         HeldHierarchy { ordinal: result.ordinal.get(), items: items.into_boxed_slice(), paths, _texts: texts }
     }
 }
@@ -168,8 +165,9 @@ pub(crate) struct Results {
     pub(crate) map_groups: Mutex<HashMap<usize, HeldMapGroup>>,
     /// NUL-terminated token texts handed out by `get_strings_from_tokens`.
     pub(crate) token_texts: RwLock<HashMap<u64, CString>>,
-    /// Error messages of dictionary results not released yet.
-    pub(crate) dictionary_errors: Mutex<HashSet<usize>>,
+    /// Error messages of dictionary results not released yet (from
+    /// `CString::into_raw`; freed when released, or when this is dropped).
+    dictionary_errors: Mutex<HashSet<usize>>,
 }
 
 impl Results {
@@ -201,7 +199,35 @@ impl Results {
         keys.into_iter().filter_map(|k| groups.remove(&k)).map(HeldMapGroup::into_group).collect()
     }
 
-    pub(crate) fn lock_errors(&self) -> MutexGuard<'_, HashSet<usize>> {
-        lock(&self.dictionary_errors)
+    /// Keeps a dictionary error message for C until it is released;
+    /// returns its address.
+    pub(crate) fn hold_error(&self, text: CString) -> *const c_char {
+        let raw = text.into_raw();
+        lock(&self.dictionary_errors).insert(raw as usize);
+        raw
+    }
+
+    /// Frees a message `hold_error` handed out; false (nothing freed) for
+    /// any other pointer.
+    pub(crate) fn release_error(&self, ptr: *const c_char) -> bool {
+        if !lock(&self.dictionary_errors).remove(&(ptr as usize)) {
+            return false;
+        }
+        // SAFETY: the pointer came from `CString::into_raw` in
+        // `hold_error` and was tracked until now, so it is freed once.
+        drop(unsafe { CString::from_raw(ptr.cast_mut()) });
+        true
+    }
+}
+
+impl Drop for Results {
+    /// Frees the dictionary error messages C never released.
+    fn drop(&mut self) {
+        let errors = self.dictionary_errors.get_mut().unwrap_or_else(|e| e.into_inner());
+        for ptr in errors.drain() {
+            // SAFETY: every tracked pointer came from `CString::into_raw`
+            // and is freed once, here or in `release_error`.
+            drop(unsafe { CString::from_raw(ptr as *mut c_char) });
+        }
     }
 }
