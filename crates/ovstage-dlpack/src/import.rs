@@ -10,7 +10,7 @@
 //!
 //! Sizes are checked before use: the shape's byte size with checked
 //! arithmetic (at most `isize::MAX`), a strided tensor's reach with
-//! [`check_extent`] before it is gathered, the rows gathered against what
+//! `check_extent` before it is gathered, the rows gathered against what
 //! the write can use ([`RowBound`]), and the gather buffer allocated
 //! fallibly (`OUT_OF_MEMORY`, never an abort).
 
