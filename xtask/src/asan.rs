@@ -2,10 +2,10 @@
 //!
 //! With the nightly toolchain (`-Zsanitizer=address` is unstable), in its
 //! own target directory (`target/asan`) so the ordinary build is untouched:
-//! the `ovstage-ffi` unit tests; then the library itself, against which the
-//! C examples (shared and static) and the dlopen test are built with
-//! `-fsanitize=address` (GCC's runtime, which serves the Rust library's
-//! instrumentation too) and run, their output compared with
+//! the `ovstage-ffi` unit tests and the `ovstage-dlpack` tests; then the
+//! library itself, against which the C examples (shared and static) and
+//! the dlopen test are built with `-fsanitize=address` (GCC's runtime,
+//! which serves the Rust library's instrumentation too) and run, their output compared with
 //! `expected-output.txt`. Any ASan or LeakSanitizer report makes a run exit
 //! non-zero, which fails the step.
 //!
@@ -69,10 +69,14 @@ fn asan_cargo(args: &[&str]) -> Command {
     cmd
 }
 
-/// The unit tests of `ovstage-ffi` under ASan.
+/// The unit tests of `ovstage-ffi` and the tests of `ovstage-dlpack` (the
+/// DLPack import and export it uses) under ASan.
 pub(crate) fn unit_tests() -> Result<(), String> {
     require_nightly()?;
-    crate::step("cargo +nightly test -p ovstage-ffi (ASan)", asan_cargo(&["test", "--lib"]))
+    crate::step(
+        "cargo +nightly test -p ovstage-ffi -p ovstage-dlpack (ASan)",
+        asan_cargo(&["test", "-p", "ovstage-dlpack", "--lib", "--tests"]),
+    )
 }
 
 /// Builds the sanitized library; returns its directory.

@@ -13,21 +13,11 @@ use crate::abi::api_types::{ovstage_api_status_t, ovstage_enqueue_result_t};
 use crate::abi::ovx_string::ovx_string_t;
 use crate::abi::ovx_types::{ovx_api_result_t, ovx_api_status_t};
 use crate::log;
+use crate::strings::{c_string, view};
 
 thread_local! {
     /// The message of the thread's most recent failed synchronous call.
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
-}
-
-/// A NUL-terminated copy of `text` (interior NUL bytes become U+FFFD).
-pub(crate) fn c_string(text: &str) -> CString {
-    CString::new(text)
-        .unwrap_or_else(|_| CString::new(text.replace('\0', "\u{FFFD}")).expect("interior NUL bytes were replaced"))
-}
-
-/// A view of a library-owned C string (NUL-terminated, as outputs must be).
-pub(crate) fn view(s: &CString) -> ovx_string_t {
-    ovx_string_t { ptr: s.as_ptr(), length: s.as_bytes().len() }
 }
 
 /// The thread's last error message (see `ovstage_get_last_error`).
@@ -164,13 +154,13 @@ static FALLBACK: RwLock<Option<Fallback>> = RwLock::new(None);
 pub(crate) fn install_panic_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        *FALLBACK.write().unwrap_or_else(|e| e.into_inner()) = Some(std::panic::take_hook());
+        *crate::sync::write(&FALLBACK) = Some(std::panic::take_hook());
         std::panic::set_hook(Box::new(|info| {
             if caught_by_us() {
                 let at = info.location().map_or_else(String::new, |l| format!(" at {}:{}", l.file(), l.line()));
                 let message = format!("caught panic{at}: {}", panic_text(info.payload()));
                 log::emit(log::Severity::Verbose, "ovstage.api", &message);
-            } else if let Some(fallback) = &*FALLBACK.read().unwrap_or_else(|e| e.into_inner()) {
+            } else if let Some(fallback) = &*crate::sync::read(&FALLBACK) {
                 fallback(info);
             }
         }));

@@ -1,17 +1,17 @@
 //! Instances: the `{vtable, context}` bundle C holds, the context behind
 //! it, and finding the context again from what C passes in.
 
-use ovstage_types::{Error, Result, Status};
+use ovstage_types::{Error, Result};
 use stage::Stage;
 
-use crate::abi::api_types::{ovstage_api_status_t, ovstage_context_t, ovstage_instance_t};
+use crate::abi::api::ovstage_vtable_t;
+use crate::abi::api_types::{ovstage_context_t, ovstage_instance_t};
 use crate::abi::path_dictionary::{path_dictionary_context_t, path_dictionary_instance_t};
-use crate::abi::stage_types::ovstage_instance_desc_t;
-use crate::error::{c_status, guard, status_result};
+use crate::abi::path_dictionary_vtable::path_dictionary_vtable_t;
+use crate::error::guard;
+use crate::log;
 use crate::process::{self, ProcessRef};
 use crate::results::Results;
-use crate::slots;
-use crate::{log, strings, unsupported};
 
 /// Marks a live context; cleared when it is destroyed, so a double destroy
 /// or a call through a destroyed instance whose memory was not reused yet
@@ -80,104 +80,61 @@ pub(crate) unsafe fn from_instance<'a>(inst: *mut ovstage_instance_t, call: &str
     unsafe { context(ctx, call) }
 }
 
-/// `ovstage_create_instance`.
-///
-/// # Safety
-/// `desc` is NULL or readable; `out` is NULL or writable.
-pub(crate) unsafe fn create(
-    desc: *const ovstage_instance_desc_t,
-    out: *mut *mut ovstage_instance_t,
-) -> ovstage_api_status_t {
-    guard("ovstage_create_instance", || {
-        status_result((|| {
-            strings::non_null(out, "ovstage_create_instance: out_instance")?;
-            let name = if desc.is_null() {
-                "ovstage"
-            } else {
-                // SAFETY: non-NULL and readable per the contract.
-                let name = unsafe { (*desc).name };
-                if name.is_null() {
-                    "ovstage"
-                } else {
-                    // SAFETY: a non-NULL name is NUL-terminated per the contract.
-                    unsafe { strings::c_text(name, "ovstage_create_instance: desc->name") }?
-                }
-            };
-            let process = process::acquire();
-            let stage = Stage::with_config(name, process.settings.stage_config());
-            let ctx = Box::new(Context {
-                magic: LIVE,
-                stage,
-                dictionary: path_dictionary_instance_t {
-                    vtable: (&raw const slots::dictionary::VTABLE).cast_mut(),
-                    context: std::ptr::null_mut(),
-                },
-                results: Results::default(),
-                process,
-            });
-            let ctx = Box::into_raw(ctx);
-            // SAFETY: just allocated; the dictionary's context is the
-            // instance context itself.
-            unsafe { (*ctx).dictionary.context = ctx.cast() };
-            // SAFETY: just allocated.
-            let c_ctx = unsafe { (*ctx).as_c() };
-            let bundle =
-                Box::into_raw(Box::new(ovstage_instance_t { vtable: &raw const slots::VTABLE, context: c_ctx }));
-            log::emit(log::Severity::Info, "ovstage", &format!("instance '{name}' created"));
-            // SAFETY: checked non-NULL; writable per the contract.
-            unsafe { out.write(bundle) };
-            Ok(())
-        })())
-    })
+/// A new instance named `name` (the logic of `ovstage_create_instance`):
+/// its bundle, whose data plane is `vtable` and whose path dictionary is
+/// `dictionary`. Freed by [`destroy`].
+pub(crate) fn create(
+    name: &str,
+    vtable: &'static ovstage_vtable_t,
+    dictionary: &'static path_dictionary_vtable_t,
+) -> *mut ovstage_instance_t {
+    let process = process::acquire();
+    let stage = Stage::with_config(name, process.settings.stage_config());
+    let ctx = Box::new(Context {
+        magic: LIVE,
+        stage,
+        dictionary: path_dictionary_instance_t {
+            vtable: std::ptr::from_ref(dictionary).cast_mut(),
+            context: std::ptr::null_mut(),
+        },
+        results: Results::default(),
+        process,
+    });
+    let ctx = Box::into_raw(ctx);
+    // SAFETY: just allocated; the dictionary's context is the instance
+    // context itself.
+    unsafe { (*ctx).dictionary.context = ctx.cast() };
+    // SAFETY: just allocated.
+    let c_ctx = unsafe { (*ctx).as_c() };
+    let bundle = Box::into_raw(Box::new(ovstage_instance_t { vtable, context: c_ctx }));
+    log::emit(log::Severity::Info, "ovstage", &format!("instance '{name}' created"));
+    bundle
 }
 
-/// `ovstage_destroy_instance`.
+/// Destroys an instance (the logic of `ovstage_destroy_instance`): NULL is
+/// fine, a destroyed or foreign one is an error.
 ///
 /// # Safety
-/// `inst` is NULL or an undestroyed instance from `create`.
-pub(crate) unsafe fn destroy(inst: *mut ovstage_instance_t) -> ovstage_api_status_t {
-    guard("ovstage_destroy_instance", || {
-        if inst.is_null() {
-            return c_status(Status::Ok);
-        }
-        // SAFETY: forwarded.
-        if let Err(e) = unsafe { from_instance(inst, "ovstage_destroy_instance") } {
-            return crate::error::report(&e);
-        }
-        // SAFETY: `inst` and its context were made by `create` with
-        // `Box::into_raw` and are destroyed only here, once.
-        let (bundle, mut ctx) = unsafe { (Box::from_raw(inst), Box::from_raw((*inst).context.cast::<Context>())) };
-        ctx.magic = 0;
-        let name = ctx.stage.name().to_owned();
-        // Results still held are dropped before the stage (they pin its
-        // storage); the stage then finishes outstanding ops.
-        slots::dictionary::free_unreleased_errors(&ctx);
-        drop(std::mem::take(&mut ctx.results));
-        drop(ctx);
-        drop(bundle);
-        log::emit(log::Severity::Info, "ovstage", &format!("instance '{name}' destroyed"));
-        c_status(Status::Ok)
-    })
-}
-
-/// `ovstage_get_usd_stage_id`: no instance mirrors a USD stage here.
-///
-/// # Safety
-/// `inst` is NULL or live.
-pub(crate) unsafe fn get_usd_stage_id(inst: *mut ovstage_instance_t, out: *mut u64) -> ovstage_api_status_t {
-    guard("ovstage_get_usd_stage_id", || {
-        // SAFETY: forwarded.
-        if let Err(e) = unsafe { from_instance(inst, "ovstage_get_usd_stage_id") } {
-            return crate::error::report(&e);
-        }
-        if let Err(e) = strings::non_null(out, "ovstage_get_usd_stage_id: out_usd_stage_id") {
-            return crate::error::report(&e);
-        }
-        unsupported::status(
-            "ovstage_get_usd_stage_id",
-            "no instance mirrors a USD stage, since this library has no USD population",
-        )
-    })
+/// `inst` is NULL or an undestroyed instance from [`create`].
+pub(crate) unsafe fn destroy(inst: *mut ovstage_instance_t) -> Result<()> {
+    if inst.is_null() {
+        return Ok(());
+    }
+    // SAFETY: forwarded.
+    unsafe { from_instance(inst, "ovstage_destroy_instance") }?;
+    // SAFETY: `inst` and its context were made by `create` with
+    // `Box::into_raw` and are destroyed only here, once.
+    let (bundle, mut ctx) = unsafe { (Box::from_raw(inst), Box::from_raw((*inst).context.cast::<Context>())) };
+    ctx.magic = 0;
+    let name = ctx.stage.name().to_owned();
+    // Results still held (and dictionary error messages never released)
+    // are dropped before the stage (they pin its storage); the stage then
+    // finishes outstanding ops.
+    drop(std::mem::take(&mut ctx.results));
+    drop(ctx);
+    drop(bundle);
+    log::emit(log::Severity::Info, "ovstage", &format!("instance '{name}' destroyed"));
+    Ok(())
 }
 
 /// Runs flat export `call` with the instance's context: NULL or destroyed

@@ -12,12 +12,13 @@
 //!   header; [`exports`]: the exported functions, in the same modules.
 //!   Exported functions forward to the modules below.
 //! - `instance`, `process`, `log`, `build_info`: life cycle and process
-//!   services.
+//!   services (state and logic; their exports are in [`exports`]).
 //! - `slots`: the 28 data-plane functions of the instance's vtable and the
 //!   12 of the path dictionary's.
-//! - `tensors`, `results`: DLPack inputs turned into stage tensors, and the
-//!   fetched results C holds (groups, query results) kept alive until
-//!   released.
+//! - `tensors`, `results`: write payloads turned into the stage's write
+//!   data, and the fetched results C holds (groups, query results) kept
+//!   alive until released. The DLPack work itself (tensor checks, gathers,
+//!   managed tensors, the `DLTensor`s of groups) is `ovstage_dlpack`'s.
 //!
 //! Safety at the boundary: every pointer is NULL-checked before use, every
 //! handle is validated by the stage (stale and foreign handles give
@@ -39,6 +40,7 @@ mod process;
 mod results;
 mod slots;
 mod strings;
+mod sync;
 mod tensors;
 mod unsupported;
 

@@ -12,11 +12,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ovstage_types::{Error, Result, Status};
 
-use crate::abi::api_types::ovstage_api_status_t;
 use crate::abi::ovx_string::ovx_string_t;
 use crate::abi::stage_types::{ovstage_log_callback_t, ovstage_log_severity_t};
-use crate::error::{self, c_status, guard, status_result};
-use crate::{process, strings};
+use crate::strings;
 
 /// Severity of a message (the contract's values).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -120,7 +118,7 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.queue)
     }
 }
 
@@ -134,7 +132,7 @@ static ENABLED: AtomicBool = AtomicBool::new(false);
 static LOGGER: Mutex<Option<Dispatcher>> = Mutex::new(None);
 
 fn logger() -> MutexGuard<'static, Option<Dispatcher>> {
-    LOGGER.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(&LOGGER)
 }
 
 fn run(shared: Arc<Shared>) {
@@ -145,11 +143,11 @@ fn run(shared: Arc<Shared>) {
             let sink = q.sink;
             drop(q);
             if let Some(sink) = sink {
-                let text = error::c_string(&m.text);
+                let text = strings::c_string(&m.text);
                 let severity = ovstage_log_severity_t(m.severity as i32);
                 // SAFETY: the callback was installed by the client for exactly
                 // this use; `text` outlives the call.
-                unsafe { (sink.callback)(severity, m.timestamp, error::view(&text), sink.user_data) };
+                unsafe { (sink.callback)(severity, m.timestamp, strings::view(&text), sink.user_data) };
             }
             q = shared.lock();
             q.in_flight -= 1;
@@ -211,92 +209,81 @@ fn stop(d: Dispatcher) {
     }
 }
 
-/// `ovstage_set_log_callback`.
+/// Installs (or, with no callback, removes) the log callback: the logic of
+/// `ovstage_set_log_callback` once the process state is known to exist.
+/// `call` names the export in messages.
 ///
 /// # Safety
-/// See the export.
+/// `channel_filter` is NULL or a readable string view; `callback` is
+/// callable from another thread with `user_data`.
 pub(crate) unsafe fn set_callback(
     severity: ovstage_log_severity_t,
     channel_filter: *const ovx_string_t,
     callback: ovstage_log_callback_t,
     user_data: *mut c_void,
-) -> ovstage_api_status_t {
-    const CALL: &str = "ovstage_set_log_callback";
-    guard(CALL, || {
-        if !process::is_bootstrapped() {
-            return error::fail(
-                Status::OpFailed,
-                &format!(
-                    "{CALL}: the runtime is not bootstrapped (call ovstage_initialize or create an instance first)"
-                ),
-            );
+    call: &str,
+) -> Result<()> {
+    let default = match severity.0 {
+        -2..=1 | 3 => Level(severity.0),
+        other => {
+            return Err(Error::invalid_argument(format!("{call}: severity {other} is not a log severity")));
         }
-        status_result((|| {
-            let default = match severity.0 {
-                -2..=1 | 3 => Level(severity.0),
-                other => {
-                    return Err(Error::invalid_argument(format!("{CALL}: severity {other} is not a log severity")));
+    };
+    let spec = if channel_filter.is_null() {
+        ""
+    } else {
+        // SAFETY: a non-NULL filter is a readable view per the caller.
+        unsafe { strings::text(*channel_filter, format!("{call}: channel_filter")) }?
+    };
+    let filter = Filter::parse(default, spec).map_err(|e| e.prefixed(call))?;
+    let mut slot = logger();
+    match callback {
+        None => {
+            if let Some(d) = slot.take() {
+                drop(slot);
+                stop(d);
+            }
+        }
+        Some(callback) => {
+            let sink = Sink { callback, user_data };
+            match slot.as_mut() {
+                Some(d) => {
+                    d.filter = filter;
+                    d.shared.lock().sink = Some(sink);
                 }
-            };
-            let spec = if channel_filter.is_null() {
-                ""
-            } else {
-                // SAFETY: a non-NULL filter is a readable view per the contract.
-                unsafe { strings::text(*channel_filter, format!("{CALL}: channel_filter")) }?
-            };
-            let filter = Filter::parse(default, spec).map_err(|e| e.prefixed(CALL))?;
-            let mut slot = logger();
-            match callback {
                 None => {
-                    if let Some(d) = slot.take() {
-                        drop(slot);
-                        stop(d);
-                    }
-                }
-                Some(callback) => {
-                    let sink = Sink { callback, user_data };
-                    match slot.as_mut() {
-                        Some(d) => {
-                            d.filter = filter;
-                            d.shared.lock().sink = Some(sink);
-                        }
-                        None => {
-                            let shared = Arc::new(Shared {
-                                queue: Mutex::new(Queue { sink: Some(sink), ..Queue::default() }),
-                                wake: Condvar::new(),
-                                done: Condvar::new(),
-                            });
-                            let worker = shared.clone();
-                            let thread = std::thread::Builder::new()
-                                .name("ovstage-log".into())
-                                .spawn(move || run(worker))
-                                .map_err(|e| {
-                                    Error::new(Status::OutOfMemory, format!("{CALL}: no dispatcher thread: {e}"))
-                                })?;
-                            *slot = Some(Dispatcher { shared, filter, thread: Some(thread) });
-                        }
-                    }
-                    ENABLED.store(true, Ordering::Relaxed);
+                    let shared = Arc::new(Shared {
+                        queue: Mutex::new(Queue { sink: Some(sink), ..Queue::default() }),
+                        wake: Condvar::new(),
+                        done: Condvar::new(),
+                    });
+                    let worker = shared.clone();
+                    let thread = std::thread::Builder::new()
+                        .name("ovstage-log".into())
+                        .spawn(move || run(worker))
+                        .map_err(|e| Error::new(Status::OutOfMemory, format!("{call}: no dispatcher thread: {e}")))?;
+                    *slot = Some(Dispatcher { shared, filter, thread: Some(thread) });
                 }
             }
-            Ok(())
-        })())
-    })
+            ENABLED.store(true, Ordering::Relaxed);
+        }
+    }
+    Ok(())
 }
 
-/// `ovstage_flush_log`.
-pub(crate) fn flush(timeout: u64) -> ovstage_api_status_t {
-    guard("ovstage_flush_log", || {
-        let shared = match logger().as_ref() {
-            Some(d) => d.shared.clone(),
-            None => return c_status(Status::Ok),
-        };
-        let deadline = match timeout {
-            u64::MAX => None,
-            ns => Some(Instant::now() + Duration::from_nanos(ns)),
-        };
-        if drain(&shared, deadline) { c_status(Status::Ok) } else { c_status(Status::Timeout) }
-    })
+/// Waits until every message queued so far was delivered, for at most
+/// `timeout` ns (`u64::MAX`: no limit); false when the time ran out (the
+/// logic of `ovstage_flush_log`).
+pub(crate) fn flush(timeout: u64) -> bool {
+    let shared = match logger().as_ref() {
+        Some(d) => d.shared.clone(),
+        None => return true,
+    };
+    let deadline = match timeout {
+        u64::MAX => None,
+        ns => Some(Instant::now() + Duration::from_nanos(ns)),
+    };
+    drain(&shared, deadline)
 }
 
 /// Delivers what is pending and removes the callback (the last process

@@ -7,18 +7,16 @@ use std::collections::HashSet;
 use std::ffi::CString;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use ovstage_types::{AdmissionPolicy, Error, Result, Status};
+use ovstage_types::{AdmissionPolicy, Error, Result};
 use stage::{Lanes, StageConfig, UnsealedOverflow};
 
-use crate::abi::api_types::{ovstage_api_status_t, ovstage_instance_t};
 use crate::abi::ovx_string::ovx_string_t;
 use crate::abi::stage_types::values::{
     ovstage_config_key_type_t as KeyType, ovstage_config_string_t as StringKey, ovstage_config_uint64_t as U64Key,
     ovstage_hierarchy_computation_model_id_t as Model,
 };
 use crate::abi::stage_types::{ovstage_config_entry_t, ovstage_config_entry_value_t, ovstage_config_t};
-use crate::error::{self, c_status, guard, status_result};
-use crate::{instance, log, strings};
+use crate::{log, strings};
 
 /// Settings of the process state, applied to instances created under it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -187,7 +185,7 @@ struct ProcessState {
 static PROCESS: Mutex<ProcessState> = Mutex::new(ProcessState { explicit: 0, instances: 0, active: None });
 
 fn state() -> MutexGuard<'static, ProcessState> {
-    PROCESS.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(&PROCESS)
 }
 
 /// Whether any reference (initialization or instance) is held.
@@ -375,91 +373,65 @@ unsafe fn read_config(config: *const ovstage_config_t) -> Result<(Vec<Setting>, 
     Ok((settings, copy))
 }
 
-/// `ovstage_initialize`.
+/// Takes an explicit reference to the process state, applying `config`
+/// when it is the first reference (the logic of `ovstage_initialize`).
 ///
 /// # Safety
 /// `config` is NULL or readable.
-pub(crate) unsafe fn initialize(config: *const ovstage_config_t) -> ovstage_api_status_t {
-    guard("ovstage_initialize", || {
-        // SAFETY: forwarded.
-        let parsed = unsafe { read_config(config) }.map_err(|e| e.prefixed("ovstage_initialize"));
-        status_result(parsed.and_then(|(settings, copy)| {
-            let mut s = state();
-            match &s.active {
-                None => {
-                    let mut active = Settings::default();
-                    for setting in &settings {
-                        setting.apply(&mut active);
-                    }
-                    s.active = Some(Active { settings: active, config: Arc::new(copy) });
-                }
-                Some(active) => {
-                    if let Some(conflict) = settings.iter().find(|st| !st.agrees(&active.settings)) {
-                        let (key, wanted, current) = conflict.describe(&active.settings);
-                        return Err(Error::invalid_argument(format!(
-                            "ovstage_initialize: {key} {wanted} conflicts with the active process settings ({current}); \
-                             settings change only after every initialization and instance is released"
-                        )));
-                    }
-                }
+pub(crate) unsafe fn initialize(config: *const ovstage_config_t) -> Result<()> {
+    // SAFETY: forwarded.
+    let (settings, copy) = unsafe { read_config(config) }.map_err(|e| e.prefixed("ovstage_initialize"))?;
+    let mut s = state();
+    match &s.active {
+        None => {
+            let mut active = Settings::default();
+            for setting in &settings {
+                setting.apply(&mut active);
             }
-            s.explicit += 1;
-            Ok(())
-        }))
-    })
+            s.active = Some(Active { settings: active, config: Arc::new(copy) });
+        }
+        Some(active) => {
+            if let Some(conflict) = settings.iter().find(|st| !st.agrees(&active.settings)) {
+                let (key, wanted, current) = conflict.describe(&active.settings);
+                return Err(Error::invalid_argument(format!(
+                    "ovstage_initialize: {key} {wanted} conflicts with the active process settings ({current}); \
+                     settings change only after every initialization and instance is released"
+                )));
+            }
+        }
+    }
+    s.explicit += 1;
+    Ok(())
 }
 
-/// `ovstage_shutdown`.
-pub(crate) fn shutdown() -> ovstage_api_status_t {
-    guard("ovstage_shutdown", || {
-        let mut s = state();
-        if s.explicit == 0 {
-            drop(s);
-            return error::fail(
-                Status::InvalidArgument,
-                "ovstage_shutdown: called without a matching ovstage_initialize()",
-            );
-        }
-        s.explicit -= 1;
-        let last = released_last(&mut s);
-        drop(s);
-        if last {
-            log::shutdown();
-        }
-        c_status(Status::Ok)
-    })
-}
-
-/// `ovstage_get_config`.
-///
-/// # Safety
-/// `inst` is NULL or live; `out` is NULL or writable.
-pub(crate) unsafe fn get_config(inst: *const ovstage_instance_t, out: *mut ovstage_config_t) -> ovstage_api_status_t {
-    guard("ovstage_get_config", || {
-        status_result((|| {
-            strings::non_null(out, "ovstage_get_config: out_config")?;
-            // SAFETY: forwarded.
-            let ctx = unsafe { instance::from_instance(inst.cast_mut(), "ovstage_get_config") }?;
-            let entries = ctx.process.entries();
-            let view = ovstage_config_t { entries: entries.as_ptr(), entry_count: entries.len() };
-            // SAFETY: checked non-NULL; writable per the contract.
-            unsafe { strings::put(out, view, "ovstage_get_config: out_config") }
-        })())
-    })
+/// Drops an explicit reference (the logic of `ovstage_shutdown`); tears
+/// down logging when it was the last reference.
+pub(crate) fn shutdown() -> Result<()> {
+    let mut s = state();
+    if s.explicit == 0 {
+        return Err(Error::invalid_argument("ovstage_shutdown: called without a matching ovstage_initialize()"));
+    }
+    s.explicit -= 1;
+    let last = released_last(&mut s);
+    drop(s);
+    if last {
+        log::shutdown();
+    }
+    Ok(())
 }
 
 thread_local! {
     static EXECUTABLE_DIR: RefCell<Option<CString>> = const { RefCell::new(None) };
 }
 
-/// `ovstage_executable_dir`.
+/// The running executable's directory, kept for C in thread-local
+/// storage until the thread's next call (the logic of
+/// `ovstage_executable_dir`).
 pub(crate) fn executable_dir() -> ovx_string_t {
-    guard("ovstage_executable_dir", || {
-        let dir = std::env::current_exe().ok().and_then(|p| p.parent().and_then(|d| d.to_str().map(str::to_owned)));
-        EXECUTABLE_DIR.with(|slot| {
-            let mut slot = slot.borrow_mut();
-            *slot = dir.map(|d| error::c_string(&d));
-            slot.as_ref().map_or(ovx_string_t::NONE, error::view)
-        })
+    let dir = std::env::current_exe().ok().and_then(|p| p.parent().and_then(|d| d.to_str().map(str::to_owned)));
+    EXECUTABLE_DIR.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        *slot = dir.map(|d| strings::c_string(&d));
+        slot.as_ref().map_or(ovx_string_t::NONE, strings::view)
     })
 }

@@ -1,7 +1,7 @@
 //! Reading C arguments: string views, arrays, attribute names, enum
 //! carriers. Every reader checks for NULL before it dereferences.
 
-use std::ffi::{CStr, c_char};
+use std::ffi::{CStr, CString, c_char};
 use std::fmt::{self, Display};
 
 use ovstage_types::{Error, Result, Token};
@@ -27,6 +27,17 @@ impl<W: Display> Display for Indexed<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}[{}]", self.0, self.1)
     }
+}
+
+/// A NUL-terminated copy of `text` (interior NUL bytes become U+FFFD).
+pub(crate) fn c_string(text: &str) -> CString {
+    CString::new(text)
+        .unwrap_or_else(|_| CString::new(text.replace('\0', "\u{FFFD}")).expect("interior NUL bytes were replaced"))
+}
+
+/// A view of a library-owned C string (NUL-terminated, as outputs must be).
+pub(crate) fn view(s: &CString) -> ovx_string_t {
+    ovx_string_t { ptr: s.as_ptr(), length: s.as_bytes().len() }
 }
 
 /// The text of a string view: `{NULL, 0}` is empty; NULL with a length,

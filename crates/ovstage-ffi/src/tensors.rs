@@ -1,56 +1,15 @@
-//! DLPack inputs of writes: validation (device, dtype, ndim, shape,
-//! strides, byte offset) and conversion into stage tensors without copying
-//! compact payloads.
-//!
-//! Ownership of `DLManagedTensorVersioned` inputs passes to the library at
-//! call entry: every unique pointer is wrapped in a [`Managed`] owner before
-//! anything is validated, so its deleter runs exactly once, when the last
-//! tensor reading it is dropped or at once when the call is rejected.
+//! Write payloads (`ovstage_write_data_t`, the C contract's struct) turned
+//! into the stage's `WriteData`: which tensors are given, the selection
+//! (index map, mask, count) and the payload's enums. The tensors themselves
+//! are validated, gathered and owned by `ovstage_dlpack::import`.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use ovstage_types::{AttributeMode, DType, DTypeCode, Error, Result, Semantic, Status};
-use stage::{ArrayRows, HostBytes, HostRows, Selection, Tensor, WriteData};
+use ovstage_dlpack::import::{self, Inputs, Managed, RowBound, Takeover};
+use ovstage_types::{AttributeMode, Error, Result, Semantic, Status};
+use stage::{Selection, WriteData};
 
 use crate::abi::api_types::ovstage_write_data_t;
-use crate::abi::dlpack::{DLManagedTensorVersioned, DLTensor};
-use crate::strings;
-
-/// Device types whose memory the host can read.
-const HOST_DEVICES: [i32; 3] = [1 /* kDLCPU */, 3 /* kDLCUDAHost */, 13 /* kDLCUDAManaged */];
-const CUDA: i32 = 2;
-/// More dimensions than any attribute payload has.
-const MAX_NDIM: i32 = 16;
-
-/// Owner of a managed tensor handed to the library: calls its deleter once
-/// when dropped.
-pub(crate) struct Managed(*mut DLManagedTensorVersioned);
-
-// SAFETY: ownership of the managed tensor passed to us; DLPack lets the
-// consumer call the deleter from any thread, and its payload is only read.
-unsafe impl Send for Managed {}
-// SAFETY: shared access only reads the tensor's descriptor and payload.
-unsafe impl Sync for Managed {}
-
-impl Managed {
-    fn tensor(&self) -> &DLTensor {
-        // SAFETY: the pointer was non-NULL when wrapped and stays valid
-        // until our deleter call in `drop`.
-        unsafe { &(*self.0).dl_tensor }
-    }
-}
-
-impl Drop for Managed {
-    fn drop(&mut self) {
-        // SAFETY: valid until its deleter runs, which happens only here.
-        if let Some(deleter) = unsafe { (*self.0).deleter } {
-            // SAFETY: DLPack's contract: the consumer calls the deleter once
-            // with the tensor itself.
-            unsafe { deleter(self.0) };
-        }
-    }
-}
 
 /// Takes ownership of every managed tensor of the given write payloads
 /// (one owner per distinct pointer). NULL entries, and a pointer listed
@@ -61,436 +20,19 @@ impl Drop for Managed {
 /// Each payload's `managed_tensors`, when not NULL, has `tensor_count`
 /// readable entries.
 pub(crate) unsafe fn take_managed(payloads: &[&ovstage_write_data_t], call: &str) -> Result<Vec<Vec<Arc<Managed>>>> {
-    let mut seen: HashSet<usize> = HashSet::new();
-    let mut owners: std::collections::HashMap<usize, Arc<Managed>> = std::collections::HashMap::new();
-    let mut problem: Option<Error> = None;
+    let mut takeover = Takeover::new();
     let mut per_payload = Vec::with_capacity(payloads.len());
     for (w, data) in payloads.iter().enumerate() {
-        let mut taken = Vec::new();
-        if !data.managed_tensors.is_null() {
-            // SAFETY: `tensor_count` readable entries, per the caller.
-            let ptrs = unsafe { std::slice::from_raw_parts(data.managed_tensors, data.tensor_count as usize) };
-            for (i, p) in ptrs.iter().enumerate() {
-                if p.is_null() {
-                    problem.get_or_insert_with(|| {
-                        Error::invalid_argument(format!("{call}: write {w}: managed_tensors[{i}] is NULL"))
-                    });
-                    continue;
-                }
-                let key = *p as usize;
-                if !seen.insert(key) {
-                    problem.get_or_insert_with(|| {
-                        Error::invalid_argument(format!(
-                            "{call}: write {w}: managed_tensors[{i}] is a DLManagedTensorVersioned already given in this call"
-                        ))
-                    });
-                    continue;
-                }
-                let owner = owners.entry(key).or_insert_with(|| Arc::new(Managed(p.cast_mut()))).clone();
-                taken.push(owner);
-            }
+        if data.managed_tensors.is_null() {
+            per_payload.push(Vec::new());
+            continue;
         }
-        per_payload.push(taken);
+        // SAFETY: `tensor_count` readable entries, per the caller.
+        let ptrs = unsafe { std::slice::from_raw_parts(data.managed_tensors, data.tensor_count as usize) };
+        // SAFETY: the contract passes ownership of managed tensors at entry.
+        per_payload.push(unsafe { takeover.take(ptrs, format_args!("{call}: write {w}")) });
     }
-    match problem {
-        Some(e) => Err(e),
-        None => Ok(per_payload),
-    }
-}
-
-/// The payload bytes of an input tensor, read in place.
-struct Payload {
-    ptr: *const u8,
-    len: usize,
-    /// The managed tensor the bytes belong to (kept alive with them); `None`
-    /// for a client-managed tensor.
-    _owner: Option<Arc<Managed>>,
-}
-
-// SAFETY: a managed payload stays valid until its owner's deleter runs,
-// which cannot happen while this holds the owner. A client-managed payload
-// stays valid and unchanged until its op completes (the contract), and the
-// stage reads a write's payload only while the op runs (it copies what it
-// keeps). Either way the bytes are only read.
-unsafe impl Send for Payload {}
-// SAFETY: as above.
-unsafe impl Sync for Payload {}
-
-impl HostBytes for Payload {
-    fn host_bytes(&self) -> &[u8] {
-        if self.len == 0 {
-            return &[];
-        }
-        // SAFETY: `len` readable bytes at `ptr` (checked non-NULL when built)
-        // while the payload is alive; see the `Send` impl.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-/// A validated host tensor descriptor: where its first element is, its
-/// element type and shape, and whether its elements are packed.
-struct Checked {
-    first: *const u8,
-    dtype: DType,
-    /// `shape[..ndim]` is the shape.
-    dims: [u64; MAX_NDIM as usize],
-    ndim: usize,
-    /// Whether the strides are not the compact row-major ones.
-    strided: bool,
-    bytes: usize,
-}
-
-impl Checked {
-    fn shape(&self) -> &[u64] {
-        &self.dims[..self.ndim]
-    }
-
-    /// Keeps only the first `rows` rows (the leading dimension), for a
-    /// strided payload of which no later row can be used.
-    fn truncate_rows(&mut self, rows: u64) {
-        if self.ndim > 0 && rows < self.dims[0] {
-            let element = self.dtype.element_bytes().expect("checked");
-            self.bytes = (self.dims[1..self.ndim].iter().product::<u64>() * rows) as usize * element;
-            self.dims[0] = rows;
-        }
-    }
-}
-
-/// How many leading rows of a strided payload a write can use, so that a
-/// broadcast (zero-stride) tensor is never expanded past them.
-#[derive(Copy, Clone, Debug)]
-pub(crate) enum RowBound {
-    /// Unknown (the query is not resolved yet, or an array payload).
-    Any,
-    /// A fixed-size payload without an index map: one row per addressed
-    /// prim, so more rows than the query's prims is an error.
-    Prims(u64),
-    /// A fixed-size payload with an index map: rows past its highest entry
-    /// are never read.
-    Used(u64),
-}
-
-/// Names an input tensor in messages (`{what}: {list}[{index}]`); formatted
-/// only when a message is needed, not once per tensor.
-#[derive(Copy, Clone)]
-struct Named<'a> {
-    what: &'a str,
-    list: &'static str,
-    index: usize,
-}
-
-impl std::fmt::Display for Named<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}[{}]", self.what, self.list, self.index)
-    }
-}
-
-/// Checks a tensor descriptor; `what` names it in errors.
-///
-/// # Safety
-/// `t.shape` and `t.strides`, when not NULL, have `t.ndim` readable entries.
-unsafe fn check(t: &DLTensor, what: impl std::fmt::Display + Copy) -> Result<Checked> {
-    let device = t.device.device_type.0;
-    if device == CUDA {
-        return Err(Error::not_supported(format!(
-            "{what}: CUDA device memory needs the CUDA backend, which this build of ovstage does not include"
-        )));
-    }
-    if !HOST_DEVICES.contains(&device) {
-        return Err(Error::not_supported(format!(
-            "{what}: device type {device} is not supported (host memory: kDLCPU, kDLCUDAHost or kDLCUDAManaged)"
-        )));
-    }
-    let code = DTypeCode::from_raw(t.dtype.code).ok_or_else(|| {
-        Error::invalid_argument(format!("{what}: dtype code {} is not a DLPack type code", t.dtype.code))
-    })?;
-    let dtype = DType::new(code, t.dtype.bits, t.dtype.lanes);
-    let element = dtype.element_bytes().ok_or_else(|| {
-        Error::invalid_argument(format!(
-            "{what}: dtype {{code {}, bits {}, lanes {}}} has no whole-byte element size",
-            t.dtype.code, t.dtype.bits, t.dtype.lanes
-        ))
-    })?;
-    if !(0..=MAX_NDIM).contains(&t.ndim) {
-        return Err(Error::invalid_argument(format!("{what}: ndim {} is not between 0 and {MAX_NDIM}", t.ndim)));
-    }
-    let ndim = t.ndim as usize;
-    // SAFETY: `ndim` entries when not NULL, per the caller.
-    let shape = unsafe { strings::slice(t.shape.cast_const(), ndim, format_args!("{what}: shape")) }?;
-    if let Some((i, d)) = shape.iter().enumerate().find(|(_, d)| **d < 0) {
-        return Err(Error::invalid_argument(format!("{what}: shape[{i}] is negative ({d})")));
-    }
-    let mut dims = [0u64; MAX_NDIM as usize];
-    for (out, d) in dims.iter_mut().zip(shape) {
-        *out = *d as u64;
-    }
-    let count = dims[..ndim].iter().try_fold(1u64, |acc, d| acc.checked_mul(*d));
-    let bytes = count
-        .and_then(|c| c.checked_mul(element as u64))
-        .filter(|b| *b <= isize::MAX as u64)
-        .and_then(|b| usize::try_from(b).ok())
-        .ok_or_else(|| Error::invalid_argument(format!("{what}: shape {:?} is too large", &dims[..ndim])))?;
-    let strided = if t.strides.is_null() || bytes == 0 {
-        false
-    } else {
-        // SAFETY: `ndim` entries, per the caller.
-        let strides = unsafe { std::slice::from_raw_parts(t.strides, ndim) };
-        let mut expect = 1i64;
-        let mut compact = true;
-        for i in (0..ndim).rev() {
-            if dims[i] > 1 && strides[i] != expect {
-                compact = false;
-            }
-            expect = expect.saturating_mul(dims[i] as i64);
-        }
-        if !compact {
-            check_extent(&dims[..ndim], strides, element, what)?;
-        }
-        !compact
-    };
-    if t.data.is_null() && bytes > 0 {
-        return Err(Error::invalid_argument(format!("{what}: data is NULL but the tensor holds {bytes} bytes")));
-    }
-    let first = (t.data as *const u8).wrapping_add(t.byte_offset as usize);
-    Ok(Checked { first, dtype, dims, ndim, strided, bytes })
-}
-
-/// Checks that the byte offsets a strided tensor's shape and strides
-/// address, relative to its first element, are representable: the lowest
-/// (every negative stride at its last index) and the highest (every
-/// positive one) fit in an `isize`. Every offset `gather` computes lies
-/// between them.
-fn check_extent(dims: &[u64], strides: &[i64], element: usize, what: impl std::fmt::Display) -> Result<()> {
-    let (mut low, mut high) = (0i64, 0i64);
-    for (d, s) in dims.iter().zip(strides) {
-        let reach = i64::try_from(d.saturating_sub(1)).ok().and_then(|last| last.checked_mul(*s));
-        let fits = match reach {
-            Some(r) if r < 0 => low.checked_add(r).map(|l| low = l).is_some(),
-            Some(r) => high.checked_add(r).map(|h| high = h).is_some(),
-            None => false,
-        };
-        if !fits {
-            return Err(Error::invalid_argument(format!(
-                "{what}: shape {dims:?} with strides {strides:?} addresses elements beyond the address space"
-            )));
-        }
-    }
-    let element = element as i64;
-    if low.checked_mul(element).and_then(|l| isize::try_from(l).ok()).is_none()
-        || high.checked_add(1).and_then(|h| h.checked_mul(element)).and_then(|h| isize::try_from(h).ok()).is_none()
-    {
-        return Err(Error::invalid_argument(format!(
-            "{what}: shape {dims:?} with strides {strides:?} addresses bytes beyond the address space"
-        )));
-    }
-    Ok(())
-}
-
-/// Copies a strided tensor's elements into row-major order, into a buffer
-/// allocated fallibly (its size is the client's choice).
-///
-/// # Safety
-/// Every element the shape and strides address is readable; `strides`
-/// has `ndim` entries and passed [`check_extent`].
-unsafe fn gather(c: &Checked, strides: *const i64, what: impl std::fmt::Display) -> Result<Vec<u8>> {
-    // SAFETY: `ndim` entries, per the caller.
-    let strides = unsafe { std::slice::from_raw_parts(strides, c.ndim) };
-    let element = c.dtype.element_bytes().expect("checked");
-    let mut out = Vec::new();
-    out.try_reserve_exact(c.bytes).map_err(|_| {
-        Error::new(
-            Status::OutOfMemory,
-            format!("{what}: could not allocate {} bytes to gather the strided tensor", c.bytes),
-        )
-    })?;
-    if c.bytes == 0 {
-        return Ok(out);
-    }
-    let shape = c.shape();
-    // The innermost dimension is copied as one run when its elements are
-    // adjacent, one element at a time otherwise.
-    let (inner, inner_stride) = (shape[c.ndim - 1] as usize, strides[c.ndim - 1]);
-    let run = (inner_stride == 1).then_some(inner * element);
-    let mut index = vec![0u64; c.ndim];
-    while out.len() < c.bytes {
-        // Within the extent `check_extent` accepted: no overflow.
-        let base: i64 = index.iter().zip(strides).map(|(i, s)| *i as i64 * s).sum();
-        let at = c.first.wrapping_offset(base as isize * element as isize);
-        match run {
-            // SAFETY: the run of `inner` elements at `index` is readable
-            // per the caller.
-            Some(len) => out.extend_from_slice(unsafe { std::slice::from_raw_parts(at, len) }),
-            None => {
-                for k in 0..inner {
-                    let e = at.wrapping_offset(k as isize * inner_stride as isize * element as isize);
-                    // SAFETY: element `k` of the run at `index` is readable
-                    // per the caller.
-                    out.extend_from_slice(unsafe { std::slice::from_raw_parts(e, element) });
-                }
-            }
-        }
-        for d in (0..c.ndim - 1).rev() {
-            index[d] += 1;
-            if index[d] < shape[d] {
-                break;
-            }
-            index[d] = 0;
-        }
-    }
-    Ok(out)
-}
-
-/// A stage tensor over an input tensor, zero-copy when compact. A strided
-/// payload is gathered now, once its shape has passed every check that
-/// needs no copy: rows that fold (see [`Tensor::row_shape`]) and, when
-/// known, no more rows than the write can use.
-/// `owner` is the managed tensor `t` belongs to; `bound` is asked only for
-/// a strided payload.
-///
-/// # Safety
-/// The tensor's descriptor and payload are valid as the contract requires
-/// (client tensors until their op completes; managed ones while `owner`
-/// lives).
-unsafe fn tensor(
-    t: &DLTensor,
-    owner: Option<&Arc<Managed>>,
-    bound: &dyn Fn() -> RowBound,
-    what: impl std::fmt::Display + Copy,
-) -> Result<Tensor> {
-    // SAFETY: forwarded.
-    let mut c = unsafe { check(t, what) }?;
-    if c.strided {
-        // SAFETY: forwarded; `check` saw non-NULL strides.
-        let bytes = unsafe { gather_checked(&mut c, t.strides, bound(), what) }?;
-        return Tensor::new(bytes, c.dtype, c.shape());
-    }
-    Tensor::new(Payload { ptr: c.first, len: c.bytes, _owner: owner.cloned() }, c.dtype, c.shape())
-}
-
-/// Checks a strided payload's shape against what the write can use, then
-/// gathers it.
-///
-/// # Safety
-/// As for [`gather`].
-unsafe fn gather_checked(
-    c: &mut Checked,
-    strides: *const i64,
-    bound: RowBound,
-    what: impl std::fmt::Display + Copy,
-) -> Result<Vec<u8>> {
-    let (rows, _) = Tensor::row_shape(c.dtype, c.shape())
-        .map_err(|e| Error::new(e.status(), format!("{what}: {}", e.message())))?;
-    match bound {
-        RowBound::Prims(prims) if rows > prims => {
-            return Err(Error::invalid_argument(format!(
-                "{what}: the tensor has {rows} rows but the write addresses at most {prims} prims (one row per prim without an index_map)"
-            )));
-        }
-        RowBound::Used(used) => c.truncate_rows(used),
-        _ => {}
-    }
-    // SAFETY: forwarded.
-    unsafe { gather(c, strides, what) }
-}
-
-/// The rows of a per-row array payload, read in place: one byte range per
-/// row (compact rows in the caller's memory, strided ones gathered at
-/// enqueue), with the managed tensors they belong to.
-struct RowSpans {
-    spans: Vec<(*const u8, usize)>,
-    /// Gathered copies of strided rows (spans point into their heap
-    /// buffers, which do not move).
-    _gathered: Vec<Vec<u8>>,
-    _owners: Vec<Arc<Managed>>,
-}
-
-// SAFETY: as for `Payload`: client rows stay valid and unchanged until the
-// op completes and managed rows until their owners (held here) are
-// dropped; the bytes are only read.
-unsafe impl Send for RowSpans {}
-// SAFETY: as above.
-unsafe impl Sync for RowSpans {}
-
-impl HostRows for RowSpans {
-    fn row_count(&self) -> usize {
-        self.spans.len()
-    }
-
-    fn row_bytes(&self, i: usize) -> &[u8] {
-        let (ptr, len) = self.spans[i];
-        if len == 0 {
-            return &[];
-        }
-        // SAFETY: `len` readable bytes at `ptr` (non-NULL when `len` > 0,
-        // checked) while this is alive; see the `Send` impl.
-        unsafe { std::slice::from_raw_parts(ptr, len) }
-    }
-}
-
-/// The input tensors of a write: client descriptors, or managed tensors
-/// taken over at call entry.
-#[derive(Copy, Clone)]
-enum Inputs<'a> {
-    Client(&'a [DLTensor]),
-    Managed(&'a [Arc<Managed>]),
-}
-
-impl<'a> Inputs<'a> {
-    fn len(self) -> usize {
-        match self {
-            Inputs::Client(t) => t.len(),
-            Inputs::Managed(m) => m.len(),
-        }
-    }
-
-    /// Tensor `i`, its owner and its name in messages.
-    fn get(self, i: usize, what: &'a str) -> (&'a DLTensor, Option<&'a Arc<Managed>>, Named<'a>) {
-        match self {
-            Inputs::Client(t) => (&t[i], None, Named { what, list: "tensors", index: i }),
-            Inputs::Managed(m) => (m[i].tensor(), Some(&m[i]), Named { what, list: "managed_tensors", index: i }),
-        }
-    }
-}
-
-/// One stage tensor per input.
-///
-/// # Safety
-/// As for [`tensor`].
-unsafe fn tensors(inputs: Inputs<'_>, bound: &dyn Fn() -> RowBound, what: &str) -> Result<Vec<Tensor>> {
-    (0..inputs.len())
-        .map(|i| {
-            let (t, owner, name) = inputs.get(i, what);
-            // SAFETY: forwarded.
-            unsafe { tensor(t, owner, bound, name) }
-        })
-        .collect()
-}
-
-/// The rows of a per-row array payload, described without a tensor per
-/// row.
-///
-/// # Safety
-/// As for [`tensor`].
-unsafe fn array_rows(inputs: Inputs<'_>, owners: Vec<Arc<Managed>>, what: &str) -> Result<ArrayRows> {
-    let n = inputs.len();
-    let mut rows = ArrayRows::builder(n);
-    let mut spans = Vec::with_capacity(n);
-    let mut gathered: Vec<Vec<u8>> = Vec::new();
-    for i in 0..n {
-        let (t, _, name) = inputs.get(i, what);
-        // SAFETY: forwarded.
-        let mut c = unsafe { check(t, name) }?;
-        if c.strided {
-            // SAFETY: forwarded; `check` saw non-NULL strides.
-            let copy = unsafe { gather_checked(&mut c, t.strides, RowBound::Any, name) }?;
-            spans.push((copy.as_ptr(), copy.len()));
-            gathered.push(copy);
-        } else {
-            spans.push((c.first, c.bytes));
-        }
-        rows.push(c.dtype, c.shape()).map_err(|e| Error::new(e.status(), format!("{name}: {}", e.message())))?;
-    }
-    rows.over(RowSpans { spans, _gathered: gathered, _owners: owners })
+    takeover.finish().map(|()| per_payload)
 }
 
 /// Converts a write payload (whose managed tensors were taken over into
@@ -546,10 +88,10 @@ pub(crate) unsafe fn write_data(
     let data = if d.is_array.get() && n > 1 {
         let owners = if let Inputs::Managed(_) = inputs { managed.clone() } else { Vec::new() };
         // SAFETY: forwarded.
-        WriteData::array_row_set(unsafe { array_rows(inputs, owners, what) }?)
+        WriteData::array_row_set(unsafe { import::array_rows(inputs, owners, what) }?)
     } else {
         // SAFETY: forwarded.
-        let mut tensors = unsafe { tensors(inputs, &bound, what) }?;
+        let mut tensors = unsafe { import::tensors(inputs, &bound, what) }?;
         if d.is_array.get() {
             WriteData::array_packed(tensors.pop().expect("one"))
         } else if tensors.len() != 1 {
@@ -564,7 +106,6 @@ pub(crate) unsafe fn write_data(
     drop(managed);
     Ok(data.with_semantic(semantic).with_selection(selection).with_attribute_mode(mode))
 }
-
 /// The prims a payload addresses: an index map, a mask, a leading count
 /// or all. The arrays are copied into buffers allocated fallibly.
 ///

@@ -10,7 +10,8 @@ use ovstage_types::Status;
 use crate::abi::api_types::{ovstage_api_status_t, ovstage_enqueue_result_t};
 use crate::abi::ovx_string::ovx_string_t;
 use crate::abi::population::ovstage_population_enqueue_result_t;
-use crate::error::{self, c_string, view};
+use crate::error;
+use crate::strings::{c_string, view};
 
 /// Why instancing lookups are missing.
 pub(crate) const INSTANCING: &str = "instancing lookups need USD population, which this library does not have";

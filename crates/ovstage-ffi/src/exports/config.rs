@@ -7,5 +7,5 @@ use ovstage_abi::ovx_string::ovx_string_t;
 /// `{NULL, 0}` when it cannot be determined.
 #[unsafe(no_mangle)]
 pub extern "C" fn ovstage_executable_dir() -> ovx_string_t {
-    crate::process::executable_dir()
+    crate::error::guard("ovstage_executable_dir", crate::process::executable_dir)
 }

@@ -12,7 +12,10 @@ use ovstage_abi::stage_types::{
     ovstage_hierarchy_result_t, ovstage_instance_desc_t, ovstage_log_callback_t, ovstage_log_severity_t,
 };
 
-use crate::{build_info, clone, hierarchy, instance, log, process};
+use ovstage_types::Status;
+
+use crate::error::{self, c_status, guard, status_result};
+use crate::{build_info, clone, hierarchy, instance, log, process, slots, strings, unsupported};
 
 /// This library's build information (callable any time, even before
 /// `ovstage_initialize`); never NULL, valid for the library's lifetime.
@@ -32,8 +35,10 @@ pub extern "C" fn ovstage_get_build_info() -> *const ovstage_build_info_t {
 /// strings are readable for the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ovstage_initialize(config: *const ovstage_config_t) -> ovstage_api_status_t {
-    // SAFETY: forwarded under this function's contract.
-    unsafe { process::initialize(config) }
+    guard("ovstage_initialize", || {
+        // SAFETY: forwarded under this function's contract.
+        status_result(unsafe { process::initialize(config) })
+    })
 }
 
 /// The entries accepted when the active process state was first set up,
@@ -46,15 +51,25 @@ pub unsafe extern "C" fn ovstage_get_config(
     instance: *const ovstage_instance_t,
     out_config: *mut ovstage_config_t,
 ) -> ovstage_api_status_t {
-    // SAFETY: forwarded under this function's contract.
-    unsafe { process::get_config(instance, out_config) }
+    const CALL: &str = "ovstage_get_config";
+    guard(CALL, || {
+        status_result((|| {
+            strings::non_null(out_config, "ovstage_get_config: out_config")?;
+            // SAFETY: forwarded under this function's contract.
+            let ctx = unsafe { instance::from_instance(instance.cast_mut(), CALL) }?;
+            let entries = ctx.process.entries();
+            let view = ovstage_config_t { entries: entries.as_ptr(), entry_count: entries.len() };
+            // SAFETY: checked non-NULL; writable per this function's contract.
+            unsafe { strings::put(out_config, view, "ovstage_get_config: out_config") }
+        })())
+    })
 }
 
 /// Drops a reference taken by `ovstage_initialize`; INVALID_ARGUMENT when
 /// there is none.
 #[unsafe(no_mangle)]
 pub extern "C" fn ovstage_shutdown() -> ovstage_api_status_t {
-    process::shutdown()
+    guard("ovstage_shutdown", || status_result(process::shutdown()))
 }
 
 /// Installs the process-wide log callback (NULL removes it after
@@ -77,15 +92,26 @@ pub unsafe extern "C" fn ovstage_set_log_callback(
     callback: ovstage_log_callback_t,
     user_data: *mut std::ffi::c_void,
 ) -> ovstage_api_status_t {
-    // SAFETY: forwarded under this function's contract.
-    unsafe { log::set_callback(severity, channel_filter, callback, user_data) }
+    const CALL: &str = "ovstage_set_log_callback";
+    guard(CALL, || {
+        if !process::is_bootstrapped() {
+            return error::fail(
+                Status::OpFailed,
+                &format!(
+                    "{CALL}: the runtime is not bootstrapped (call ovstage_initialize or create an instance first)"
+                ),
+            );
+        }
+        // SAFETY: forwarded under this function's contract.
+        status_result(unsafe { log::set_callback(severity, channel_filter, callback, user_data, CALL) })
+    })
 }
 
 /// Waits up to `timeout` until every message logged before the call was
 /// delivered (OK at once without a callback).
 #[unsafe(no_mangle)]
 pub extern "C" fn ovstage_flush_log(timeout: ovstage_timeout_ns_t) -> ovstage_api_status_t {
-    log::flush(timeout)
+    guard("ovstage_flush_log", || c_status(if log::flush(timeout) { Status::Ok } else { Status::Timeout }))
 }
 
 /// Creates an instance (`desc` may be NULL) and stores it in
@@ -99,8 +125,29 @@ pub unsafe extern "C" fn ovstage_create_instance(
     desc: *const ovstage_instance_desc_t,
     out_instance: *mut *mut ovstage_instance_t,
 ) -> ovstage_api_status_t {
-    // SAFETY: forwarded under this function's contract.
-    unsafe { instance::create(desc, out_instance) }
+    const CALL: &str = "ovstage_create_instance";
+    guard(CALL, || {
+        status_result((|| {
+            strings::non_null(out_instance, "ovstage_create_instance: out_instance")?;
+            let name = if desc.is_null() {
+                "ovstage"
+            } else {
+                // SAFETY: non-NULL and readable per this function's contract.
+                let name = unsafe { (*desc).name };
+                if name.is_null() {
+                    "ovstage"
+                } else {
+                    // SAFETY: a non-NULL name is NUL-terminated per this
+                    // function's contract.
+                    unsafe { strings::c_text(name, "ovstage_create_instance: desc->name") }?
+                }
+            };
+            let bundle = instance::create(name, &slots::VTABLE, &slots::dictionary::VTABLE);
+            // SAFETY: checked non-NULL; writable per this function's contract.
+            unsafe { out_instance.write(bundle) };
+            Ok(())
+        })())
+    })
 }
 
 /// Destroys an instance (NULL is a no-op): outstanding ops finish first,
@@ -112,8 +159,10 @@ pub unsafe extern "C" fn ovstage_create_instance(
 /// destroyed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ovstage_destroy_instance(instance: *mut ovstage_instance_t) -> ovstage_api_status_t {
-    // SAFETY: forwarded under this function's contract.
-    unsafe { instance::destroy(instance) }
+    guard("ovstage_destroy_instance", || {
+        // SAFETY: forwarded under this function's contract.
+        status_result(unsafe { instance::destroy(instance) })
+    })
 }
 
 /// The id of the USD stage an instance mirrors. Not supported: this library
@@ -126,8 +175,17 @@ pub unsafe extern "C" fn ovstage_get_usd_stage_id(
     instance: *mut ovstage_instance_t,
     out_usd_stage_id: *mut u64,
 ) -> ovstage_api_status_t {
-    // SAFETY: forwarded under this function's contract.
-    unsafe { instance::get_usd_stage_id(instance, out_usd_stage_id) }
+    const CALL: &str = "ovstage_get_usd_stage_id";
+    guard(CALL, || {
+        // SAFETY: forwarded under this function's contract.
+        if let Err(e) = unsafe { instance::from_instance(instance, CALL) } {
+            return error::report(&e);
+        }
+        if let Err(e) = strings::non_null(out_usd_stage_id, "ovstage_get_usd_stage_id: out_usd_stage_id") {
+            return error::report(&e);
+        }
+        unsupported::status(CALL, "no instance mirrors a USD stage, since this library has no USD population")
+    })
 }
 
 /// Enqueues a clone of the subtree at `source_path` to each of the

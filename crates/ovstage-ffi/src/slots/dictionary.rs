@@ -5,7 +5,7 @@
 //! messages it handed out, so releasing anything else is a logged no-op
 //! rather than a bad free.
 
-use std::ffi::{CString, c_char};
+use std::ffi::CString;
 
 use ovstage_types::{Error, PathList, PrimPath, Result, Token};
 
@@ -43,8 +43,7 @@ fn failure(c: Option<&Context>, e: &Error) -> ovx_api_result_t {
         // Without a context there is nowhere to track the message.
         return ovx_api_result_t { status: ovx_api_status_t(1), error: ovx_string_t::NONE };
     };
-    let raw = error::c_string(&text).into_raw();
-    c.results.lock_errors().insert(raw as usize);
+    let raw = c.results.hold_error(strings::c_string(&text));
     ovx_api_result_t { status: ovx_api_status_t(1), error: ovx_string_t { ptr: raw, length: text.len() } }
 }
 
@@ -252,13 +251,13 @@ unsafe extern "C" fn get_strings_from_tokens(
 /// A NUL-terminated view of a token's text, owned by the instance for its
 /// lifetime (the text is made once per token).
 fn token_view(c: &Context, token: Token) -> Result<ovx_string_t> {
-    if let Some(s) = c.results.token_texts.read().unwrap_or_else(|e| e.into_inner()).get(&token.get()) {
-        return Ok(error::view(s));
+    if let Some(s) = crate::sync::read(&c.results.token_texts).get(&token.get()) {
+        return Ok(strings::view(s));
     }
     let text = c.stage.paths().token_text(token)?;
-    let mut texts = c.results.token_texts.write().unwrap_or_else(|e| e.into_inner());
-    let s: &CString = texts.entry(token.get()).or_insert_with(|| error::c_string(&text));
-    Ok(error::view(s))
+    let mut texts = crate::sync::write(&c.results.token_texts);
+    let s: &CString = texts.entry(token.get()).or_insert_with(|| strings::c_string(&text));
+    Ok(strings::view(s))
 }
 
 #[allow(clippy::too_many_arguments)] // the contract's signature
@@ -356,11 +355,7 @@ unsafe extern "C" fn release_error(ctx: *mut path_dictionary_context_t, e: ovx_s
         }
         // SAFETY: the contract's precondition on `ctx`.
         let Ok(c) = (unsafe { instance::dictionary_context(ctx, "release_error") }) else { return };
-        if c.results.lock_errors().remove(&(e.ptr as usize)) {
-            // SAFETY: the pointer came from `CString::into_raw` in `failure`
-            // and was tracked until now, so it is freed exactly once.
-            drop(unsafe { CString::from_raw(e.ptr.cast_mut()) });
-        } else {
+        if !c.results.release_error(e.ptr) {
             log::emit(
                 log::Severity::Warning,
                 "ovstage.paths",
@@ -368,14 +363,4 @@ unsafe extern "C" fn release_error(ctx: *mut path_dictionary_context_t, e: ovx_s
             );
         }
     })
-}
-
-/// Frees the messages of results never released (called when the instance
-/// goes away).
-pub(crate) fn free_unreleased_errors(c: &Context) {
-    for ptr in c.results.lock_errors().drain() {
-        // SAFETY: every tracked pointer came from `CString::into_raw` and is
-        // freed once, here or in `release_error`.
-        drop(unsafe { CString::from_raw(ptr as *mut c_char) });
-    }
 }

@@ -15,6 +15,7 @@ use crate::abi::api_types::{
 };
 use crate::abi::ovx_string::ovx_string_t;
 use crate::error::{self, c_status, report};
+use crate::strings;
 
 #[derive(Default)]
 struct WaitReport {
@@ -102,12 +103,12 @@ pub(super) unsafe extern "C" fn get_last_op_error(ctx: *mut ovstage_context_t, o
             WAIT_REPORT.with(|r| {
                 let mut r = r.borrow_mut();
                 if let Some((_, _, text)) = r.messages.iter().find(|(k, o, _)| (*k, *o) == key) {
-                    return error::view(text);
+                    return strings::view(text);
                 }
                 match c.stage.op_error(id) {
                     Some(e) => {
-                        r.messages.push((key.0, key.1, error::c_string(&e.to_string())));
-                        error::view(&r.messages.last().expect("pushed").2)
+                        r.messages.push((key.0, key.1, strings::c_string(&e.to_string())));
+                        strings::view(&r.messages.last().expect("pushed").2)
                     }
                     None => ovx_string_t::NONE,
                 }
