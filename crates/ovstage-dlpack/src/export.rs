@@ -50,16 +50,15 @@ pub fn dl_dtype(d: DType) -> DLDataType {
     DLDataType { code: d.code as u8, bits: d.bits, lanes: d.lanes }
 }
 
-/// The device a read group's memory lives in. The CPU store keeps every
-/// group in host memory; this becomes the group's own device once groups
-/// carry one.
-fn read_device(_: &ReadGroup) -> Device {
-    Device::Host
+/// The device a read group's memory lives in (a tombstone group has no
+/// data; it is reported as host memory).
+fn read_device(group: &ReadGroup) -> Device {
+    group.data().map_or(Device::Host, |d| d.device())
 }
 
-/// The device a map group's buffer lives in (see [`read_device`]).
-fn map_device(_: &MapGroup) -> Device {
-    Device::Host
+/// The device a map group's buffer lives in.
+fn map_device(group: &MapGroup) -> Device {
+    group.device()
 }
 
 /// Dimensions of one tensor as `build` collects them: the shape, then the

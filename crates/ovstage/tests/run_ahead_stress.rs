@@ -299,5 +299,9 @@ fn run(config: StageConfig, exact_floor: bool) {
         "run_ahead_stress: floor {}, {reads} reads ({floor_reads} at the floor), {refused} refused below the moved window",
         sh.floor.load(Ordering::Relaxed)
     );
-    assert!(floor_reads > 0 && reads > floor_reads, "{reads} reads, {floor_reads} at the floor");
+    // Every read was checked above; this only shows the run did read. (All
+    // reads may be at the floor: when the window's start reaches the floor,
+    // as it can with small limits on a slow machine, there is nothing else
+    // to read.)
+    assert!(floor_reads > 0 && reads >= floor_reads, "{reads} reads, {floor_reads} at the floor");
 }
