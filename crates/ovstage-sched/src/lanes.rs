@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
 use crate::node::Node;
+use ovstage_types::sync::lock;
 
 /// How long the searching lane keeps looking for work before it parks.
 const SEARCH_FOR: Duration = Duration::from_micros(50);
@@ -42,7 +43,7 @@ impl LaneShared {
         // pushed node, or this sees the lane counted as a sleeper.
         fence(Ordering::SeqCst);
         if self.spinning.load(Ordering::SeqCst) == 0 && self.sleepers.load(Ordering::SeqCst) > 0 {
-            let _guard = self.sleep_lock.lock().unwrap_or_else(|e| e.into_inner());
+            let _guard = lock(&self.sleep_lock);
             self.wake.notify_one();
         }
     }
@@ -86,7 +87,7 @@ impl LaneShared {
     /// Blocks an idle lane until there may be work. Returns false on
     /// shutdown.
     fn park(&self) -> bool {
-        let mut guard = self.sleep_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = lock(&self.sleep_lock);
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         while !self.has_work() {
@@ -164,10 +165,10 @@ impl LanePool {
     pub(crate) fn shutdown(&self) {
         self.shared.shutdown.store(true, Ordering::SeqCst);
         {
-            let _guard = self.shared.sleep_lock.lock().unwrap_or_else(|e| e.into_inner());
+            let _guard = lock(&self.shared.sleep_lock);
             self.shared.wake.notify_all();
         }
-        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        let threads = std::mem::take(&mut *lock(&self.threads));
         let me = std::thread::current().id();
         for t in threads {
             if t.thread().id() != me {

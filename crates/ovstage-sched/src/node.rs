@@ -7,6 +7,7 @@ use ovstage_types::{Error, OpId};
 use smallvec::SmallVec;
 
 use crate::spec::{HandleKey, Order};
+use ovstage_types::sync::lock;
 
 /// Why an op failed: the error, and the op that caused it when the failure
 /// comes from a failed input (a consumer of a handle whose producer failed).
@@ -128,7 +129,7 @@ impl Node {
     }
 
     pub(crate) fn take_job(&self) -> Option<BoxedJob> {
-        self.job.lock().unwrap_or_else(|e| e.into_inner()).take()
+        lock(&self.job).take()
     }
 
     pub(crate) fn deps(&self) -> &[OpId] {

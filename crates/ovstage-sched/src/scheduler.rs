@@ -5,9 +5,10 @@ use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{Ordering, fence};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
+use ovstage_types::sync::lock;
 use ovstage_types::{Error, OpId, Status, Timeout};
 use smallvec::SmallVec;
 
@@ -145,10 +146,6 @@ struct Shared {
     waits: Box<[(Mutex<()>, Condvar)]>,
     /// Present with one lane: every execution holds it, so ops never overlap.
     serial: Option<Mutex<()>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

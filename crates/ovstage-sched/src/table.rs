@@ -12,6 +12,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use ovstage_types::OpId;
 
 use crate::node::Node;
+use ovstage_types::sync::{read, write};
 
 /// A window this many slots long or shorter is never compacted.
 const MIN_COMPACTED_WINDOW: usize = 1024;
@@ -146,11 +147,11 @@ impl OpTable {
     }
 
     pub(crate) fn read(&self) -> RwLockReadGuard<'_, OpWindow> {
-        self.window.read().unwrap_or_else(|e| e.into_inner())
+        read(&self.window)
     }
 
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, OpWindow> {
-        self.window.write().unwrap_or_else(|e| e.into_inner())
+        write(&self.window)
     }
 }
 

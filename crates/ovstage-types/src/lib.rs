@@ -18,6 +18,7 @@ mod op;
 mod ordinal;
 mod semantic;
 mod status;
+pub mod sync;
 
 pub use device::Device;
 pub use dtype::{DType, DTypeCode};

@@ -12,6 +12,7 @@ use smallvec::SmallVec;
 use crate::schema::Storage;
 use crate::store::column::{Column, Limits, MergeBound};
 use crate::store::rows::RowSet;
+use ovstage_types::sync::{lock, read, write};
 
 /// Mutations accepted above the submitted floor and not yet sealed, by
 /// ordinal: what admission checks new mutations against and what a read of
@@ -44,7 +45,7 @@ pub(crate) struct PendingOrdinals {
 
 impl PendingOrdinals {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, u32>> {
-        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.counts)
     }
 
     pub(crate) fn add(&self, ordinal: u64) {
@@ -163,19 +164,19 @@ impl Family {
     /// The columns (an attribute rarely has more than two schemas, so this
     /// does not allocate).
     pub(crate) fn columns(&self) -> SmallVec<[Arc<Column>; 2]> {
-        self.columns.read().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
+        read(&self.columns).iter().cloned().collect()
     }
 
     pub(crate) fn has_columns(&self) -> bool {
-        !self.columns.read().unwrap_or_else(|e| e.into_inner()).is_empty()
+        !read(&self.columns).is_empty()
     }
 
     /// The column of `storage`, created when missing.
     pub(crate) fn column_for(&self, storage: Storage, limits: Limits) -> Arc<Column> {
-        if let Some(c) = self.columns.read().unwrap_or_else(|e| e.into_inner()).iter().find(|c| c.storage == storage) {
+        if let Some(c) = read(&self.columns).iter().find(|c| c.storage == storage) {
             return c.clone();
         }
-        let mut columns = self.columns.write().unwrap_or_else(|e| e.into_inner());
+        let mut columns = write(&self.columns);
         if let Some(c) = columns.iter().find(|c| c.storage == storage) {
             return c.clone();
         }
@@ -193,7 +194,7 @@ impl Family {
     }
 
     pub(crate) fn unsealed(&self) -> std::sync::MutexGuard<'_, UnsealedLog> {
-        self.unsealed.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.unsealed)
     }
 }
 

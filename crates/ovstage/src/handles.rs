@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+use ovstage_types::sync::lock;
 use slotmap::{DefaultKey, Key, KeyData, SlotMap};
 
 static SALT_COUNTER: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
@@ -50,7 +51,7 @@ impl<T> HandleTable<T> {
     }
 
     fn lock(&self) -> MutexGuard<'_, SlotMap<DefaultKey, T>> {
-        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.slots)
     }
 
     fn encode(&self, key: DefaultKey) -> u64 {

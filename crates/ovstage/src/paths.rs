@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 use ovstage_types::{Error, PathList, PrimPath, Result, Token};
 
 use crate::handles::HandleTable;
+use ovstage_types::sync::{read, write};
 
 /// One interned prim path.
 #[derive(Debug)]
@@ -93,11 +94,11 @@ impl PathDictionary {
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Interner> {
-        self.interner.read().unwrap_or_else(|e| e.into_inner())
+        read(&self.interner)
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Interner> {
-        self.interner.write().unwrap_or_else(|e| e.into_inner())
+        write(&self.interner)
     }
 
     /// Interns `text` as a token. Empty strings and strings with NUL bytes

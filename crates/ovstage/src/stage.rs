@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use ovstage_sched::{Scheduler, SchedulerConfig, WaitError};
 use ovstage_types::{Error, OpId, PrimPath, QueryHandle, Result, Status, Timeout, Token};
@@ -77,9 +77,8 @@ impl Drop for Stage {
     }
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub(crate) use ovstage_types::sync::lock;
+use ovstage_types::sync::{read, write};
 
 /// Memory the store retains, for leak and steady-state checks.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -195,7 +194,7 @@ impl Stage {
     pub fn stats(&self) -> StoreStats {
         let inner = &self.inner;
         let mut stats = StoreStats::default();
-        for family in &inner.families.read().unwrap_or_else(|e| e.into_inner()).all {
+        for family in &read(&inner.families).all {
             for column in family.columns() {
                 let (versions, bytes) = column.lock().retained();
                 stats.columns += 1;
@@ -254,11 +253,11 @@ impl StageInner {
 
     /// The family of an attribute, created when missing.
     pub(crate) fn family(&self, token: Token) -> Result<Arc<Family>> {
-        if let Some(f) = self.families.read().unwrap_or_else(|e| e.into_inner()).by_name.get(&token) {
+        if let Some(f) = read(&self.families).by_name.get(&token) {
             return Ok(f.clone());
         }
         let text = self.paths.token_text(token)?;
-        let mut map = self.families.write().unwrap_or_else(|e| e.into_inner());
+        let mut map = write(&self.families);
         if let Some(f) = map.by_name.get(&token) {
             return Ok(f.clone());
         }
@@ -270,11 +269,11 @@ impl StageInner {
 
     /// The family of an attribute if it exists.
     pub(crate) fn existing_family(&self, token: Token) -> Option<Arc<Family>> {
-        self.families.read().unwrap_or_else(|e| e.into_inner()).by_name.get(&token).cloned()
+        read(&self.families).by_name.get(&token).cloned()
     }
 
     pub(crate) fn all_families(&self) -> Vec<Arc<Family>> {
-        self.families.read().unwrap_or_else(|e| e.into_inner()).all.clone()
+        read(&self.families).all.clone()
     }
 
     pub(crate) fn describe(&self, prim: PrimPath) -> String {

@@ -17,6 +17,7 @@ use crate::abi::ovx_string::{ovx_string_or_token_t, ovx_string_t};
 use crate::abi::path_dictionary::path_dictionary_instance_t;
 use crate::abi::path_dictionary_vtable::path_dictionary_vtable_t;
 use crate::exports::stage::{ovstage_create_instance, ovstage_destroy_instance};
+use ovstage_types::sync::{read, write};
 
 mod bounds;
 mod data;
@@ -29,12 +30,12 @@ static PROCESS: RwLock<()> = RwLock::new(());
 
 /// Shared access to the process state.
 fn shared() -> RwLockReadGuard<'static, ()> {
-    PROCESS.read().unwrap_or_else(|e| e.into_inner())
+    read(&PROCESS)
 }
 
 /// Exclusive access: no other test holds an instance.
 pub(crate) fn exclusive() -> RwLockWriteGuard<'static, ()> {
-    PROCESS.write().unwrap_or_else(|e| e.into_inner())
+    write(&PROCESS)
 }
 
 pub(crate) const OK: u32 = 0;

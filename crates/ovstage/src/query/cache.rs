@@ -24,6 +24,7 @@ use smallvec::SmallVec;
 
 use super::{Resolved, Test};
 use crate::stage::{StageInner, lock};
+use ovstage_types::sync::read;
 
 /// Entries kept at most; stale entries are dropped on every miss anyway.
 const CAPACITY: usize = 16;
@@ -75,10 +76,10 @@ impl StageInner {
     /// The counters structural changes move, read now.
     fn stamp(&self) -> Stamp {
         let prims = lock(&self.prims).generation();
-        let families = self.families.read().unwrap_or_else(|e| e.into_inner());
+        let families = read(&self.families);
         let mut columns = SmallVec::new();
         for family in &families.all {
-            columns.extend(family.columns.read().unwrap_or_else(|e| e.into_inner()).iter().map(|c| c.structure()));
+            columns.extend(read(&family.columns).iter().map(|c| c.structure()));
             columns.push(FAMILY_END);
         }
         Stamp { prims, columns }

@@ -6,6 +6,7 @@
 //! group) are allocated with [`BufPool::try_take`]: a failed allocation is
 //! an `OUT_OF_MEMORY` error of the op, never an abort of the process.
 
+use ovstage_types::sync::lock;
 use std::sync::Mutex;
 
 /// A buffer of the requested size could not be allocated.
@@ -116,7 +117,7 @@ impl BufPool {
 
     /// A kept buffer that fits `len` bytes without wasting more than half.
     fn reuse(&self, len: usize) -> Option<Buf> {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let mut free = lock(&self.free);
         let pos = free
             .iter()
             .rposition(|b| b.capacity() >= len && b.capacity() <= len.saturating_mul(2).saturating_add(64))?;
@@ -131,7 +132,7 @@ impl BufPool {
         if buf.capacity() == 0 {
             return;
         }
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let mut free = lock(&self.free);
         let mut bytes: usize = free.iter().map(Buf::capacity).sum::<usize>() + buf.capacity();
         while !free.is_empty() && (free.len() >= POOL_LIMIT || bytes > self.max_bytes) {
             bytes -= free.remove(0).capacity();
@@ -141,7 +142,7 @@ impl BufPool {
 
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.free.lock().unwrap_or_else(|e| e.into_inner()).len()
+        lock(&self.free).len()
     }
 }
 

@@ -26,6 +26,7 @@ use super::image::{Image, compact, recycle, recycle_part};
 use super::liveness::Liveness;
 use super::rows::{RowSet, Rows};
 use crate::schema::{Schema, Storage};
+use ovstage_types::sync::lock;
 
 /// Row index of a prim without a row.
 const NO_ROW: u32 = u32::MAX;
@@ -300,7 +301,7 @@ impl Column {
     }
 
     pub(crate) fn lock(&self) -> ColumnGuard<'_> {
-        ColumnGuard { column: self, state: self.state.lock().unwrap_or_else(|e| e.into_inner()) }
+        ColumnGuard { column: self, state: lock(&self.state) }
     }
 }
 
