@@ -24,7 +24,10 @@ fn main() {
     // Programs linking the shared library record this name (not the path
     // they linked), so the library can be moved and found through the
     // loader's search path.
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+    // Only the C-library package links a cdylib (the fuzz crates build the
+    // same sources as an rlib, from their own package).
+    let cdylib = std::env::var("CARGO_PKG_NAME").as_deref() == Ok("ovstage-ffi");
+    if cdylib && std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libovstage.so");
     }
     println!("cargo:rerun-if-changed=build.rs");
