@@ -3,7 +3,7 @@
 //! the source subtree are rebased to the target's; paths outside stay.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
 use ovstage_types::{Error, OpId, Ordinal, PrimPath, Result, Semantic, Status, Timeout};
@@ -12,18 +12,12 @@ use crate::family::Family;
 use crate::mutation::{Ctx, Payload, Reach, RowsOf, Ticket};
 use crate::schema::ValueKind;
 use crate::stage::{Stage, StageInner, lock};
+use crate::state::{CloneReports, CloneResult};
 use crate::store::backend::StorageBackend;
 use crate::store::column::Column;
 use crate::store::rows::Rows;
 
 const CALL: &str = "clone";
-
-/// Clone reports by clone id, and clone ops' ids, until the op is released.
-#[derive(Default)]
-pub(crate) struct CloneReports {
-    results: Mutex<HashMap<u64, Result<CloneResult>>>,
-    ops: Mutex<HashMap<OpId, u64>>,
-}
 
 impl CloneReports {
     /// Forgets a released op's report (every released op comes here).
@@ -37,19 +31,6 @@ impl CloneReports {
             lock(&self.results).remove(&key);
         }
     }
-}
-
-/// What a finished clone did.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct CloneResult {
-    /// The ordinal the clone was recorded at.
-    pub ordinal: Ordinal,
-    /// Number of target paths given.
-    pub target_count: usize,
-    /// Prims in the source subtree, root included.
-    pub source_prim_count: usize,
-    /// Prims in all target subtrees after cloning.
-    pub prims_cloned: usize,
 }
 
 impl Stage {

@@ -9,8 +9,8 @@ use crate::api::AttrRef;
 use crate::family::Family;
 use crate::metadata;
 use crate::mutation::{Ctx, Payload, Reach, RowsOf, Targets, Ticket};
-use crate::query::QueryState;
 use crate::stage::{Stage, StageInner, lock};
+use crate::state::QueryState;
 use crate::store::column::Column;
 use crate::store::rows::Rows;
 

@@ -11,13 +11,7 @@ use smallvec::SmallVec;
 use crate::api::{AttrRef, Enqueued, FloorScope};
 use crate::family::Family;
 use crate::stage::{Stage, StageInner, lock};
-
-/// A pending or answered ordinal query.
-pub(crate) struct OrdinalQueryState {
-    key: u64,
-    op: OnceLock<OpId>,
-    value: OnceLock<Result<u64>>,
-}
+use crate::state::OrdinalQueryState;
 
 /// What an advance raises.
 enum Raise {

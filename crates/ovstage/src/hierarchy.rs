@@ -10,30 +10,7 @@ use ovstage_types::{
 
 use crate::api::Enqueued;
 use crate::stage::{Stage, StageInner, lock};
-
-/// The relation of one input prim.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HierarchyItem {
-    /// `Ok`, or `NotFound` when no prim exists at the input path.
-    pub status: Status,
-    /// The related prims (empty for none).
-    pub paths: Vec<PrimPath>,
-}
-
-/// The result of a hierarchy lookup: one item per input path, in order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HierarchyResult {
-    /// The ordinal given at enqueue (a tag; not a historical snapshot).
-    pub ordinal: Ordinal,
-    /// One item per input path.
-    pub items: Vec<HierarchyItem>,
-}
-
-pub(crate) struct HierarchyState {
-    key: u64,
-    op: OnceLock<OpId>,
-    result: OnceLock<HierarchyResult>,
-}
+use crate::state::{HierarchyItem, HierarchyResult, HierarchyState};
 
 impl Stage {
     /// Enqueues a lookup of `relation` for every path of `list` (copied now;

@@ -51,6 +51,7 @@ mod query;
 mod read;
 mod schema;
 mod stage;
+mod state;
 mod store;
 mod tensor;
 mod transport;
@@ -58,16 +59,17 @@ mod write;
 
 pub use api::{AttrRef, AttributeWrite, Enqueued, FloorScope, Selection, WriteData};
 pub use array_rows::{ArrayRows, ArrayRowsBuilder, HostRows};
-pub use clone::CloneResult;
 pub use config::{StageConfig, UnsealedOverflow};
 pub use group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup, TensorView};
 pub use handles::HandleTable;
-pub use hierarchy::{HierarchyItem, HierarchyResult};
-pub use map::{MapDesc, MapGroup};
+pub use map::MapDesc;
 pub use paths::PathDictionary;
 pub use query::{Predicate, QueryResult};
 pub use schema::{Schema, ValueKind};
 pub use stage::{Stage, StoreStats};
+pub use state::CloneResult;
+pub use state::MapGroup;
+pub use state::{HierarchyItem, HierarchyResult};
 pub use tensor::{Element, HostBytes, Tensor, TensorDesc};
 
 pub use ovstage_sched::{Lanes, WaitError};
@@ -76,3 +78,43 @@ pub use ovstage_types::{
     HierarchyRelation, MapHandle, OpId, Ordinal, OrdinalQueryHandle, OrdinalRange, PathList, PrimMode, PrimPath,
     QueryHandle, QueryResultId, ReadGroupId, ReadHandle, Result, Scope, Semantic, Status, Timeout, Token,
 };
+
+/// The feature modules, `stage` and `state` import one another without a
+/// cycle (ARCHITECTURE.md, "Module layering"): each module's `crate::`
+/// imports, read from its sources (a directory module counts with its
+/// submodules).
+#[cfg(test)]
+mod layering {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    const LAYERED: [&str; 11] =
+        ["clone", "delete", "floor", "hierarchy", "map", "query", "read", "write", "mutation", "stage", "state"];
+
+    fn imports(module: &str) -> BTreeSet<String> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut text = std::fs::read_to_string(src.join(format!("{module}.rs"))).unwrap();
+        if let Ok(dir) = std::fs::read_dir(src.join(module)) {
+            for entry in dir {
+                text += &std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            }
+        }
+        text.match_indices("crate::")
+            .map(|(i, m)| text[i + m.len()..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect())
+            .filter(|name: &String| name != module && LAYERED.contains(&name.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn no_import_cycle() {
+        let graph: BTreeMap<&str, BTreeSet<String>> = LAYERED.iter().map(|m| (*m, imports(m))).collect();
+        // Repeatedly remove modules that import no remaining module.
+        let mut left: BTreeSet<&str> = LAYERED.into_iter().collect();
+        while let Some(leaf) = left.iter().copied().find(|m| graph[m].iter().all(|d| !left.contains(d.as_str()))) {
+            left.remove(leaf);
+        }
+        assert!(left.is_empty(), "import cycle among {left:?}: {graph:?}");
+        assert!(graph["state"].is_empty(), "state imports {:?}", graph["state"]);
+        assert_eq!(graph["stage"], BTreeSet::from(["state".to_string()]));
+    }
+}

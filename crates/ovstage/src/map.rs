@@ -3,7 +3,6 @@
 //! directly (no staging copy). A session publishes nothing until a group is
 //! committed; an abandoned session publishes nothing at all.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
@@ -17,12 +16,11 @@ use crate::api::{AttrRef, Enqueued};
 use crate::family::Family;
 use crate::group::{AttributeMeta, PrimGroup};
 use crate::metadata::{self, Reserved};
-use crate::mutation::{Ctx, Payload, Reach, RowsOf, Targets, Ticket, reject_force};
-use crate::query::QueryState;
+use crate::mutation::{Ctx, Payload, Reach, RowsOf, Targets, reject_force};
 use crate::schema::{Schema, Storage, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
+use crate::state::{MapGroup, MapState, Session, Setup};
 use crate::store::backend::StorageBackend;
-use crate::store::buf::Buf;
 use crate::tensor::{Element, TensorDesc};
 use crate::transport::check_semantic;
 
@@ -61,23 +59,6 @@ impl<'a> MapDesc<'a> {
     pub fn new(attribute: impl Into<AttrRef<'a>>, dtype: DType) -> MapDesc<'a> {
         MapDesc { dtype: Some(dtype), ..MapDesc::existing(attribute) }
     }
-}
-
-/// A writable group of a map session: one buffer for all its prims
-/// (fixed-size rows stacked, or arrays back to back). Its contents are
-/// unspecified until written. Commit it with [`Stage::unmap_group`] or
-/// [`Stage::unmap_attribute`].
-#[derive(Debug)]
-pub struct MapGroup {
-    session: u64,
-    buf: Buf,
-    /// Where `buf` is (the column's memory).
-    device: Device,
-    /// Array sessions: byte offset of each prim's elements.
-    offsets: Option<Arc<[u64]>>,
-    schema: Schema,
-    prims: PrimGroup,
-    meta: AttributeMeta,
 }
 
 impl MapGroup {
@@ -156,35 +137,6 @@ impl MapGroup {
         }
         bytemuck::try_cast_slice_mut(bytes).map_err(|e| Error::internal(format!("misaligned map buffer: {e}")))
     }
-}
-
-/// A map session.
-pub(crate) struct MapState {
-    key: u64,
-    id: u64,
-    op: OnceLock<OpId>,
-    ordinal: u64,
-    query: Arc<QueryState>,
-    family: Arc<Family>,
-    prim_mode: PrimMode,
-    setup: OnceLock<Result<Setup>>,
-    session: Mutex<Session>,
-}
-
-/// What setup decided.
-#[derive(Clone, Copy)]
-struct Setup {
-    schema: Schema,
-}
-
-#[derive(Default)]
-struct Session {
-    unfetched: VecDeque<MapGroup>,
-    /// A commit failed: the session only reports it from now on.
-    failed: Option<Error>,
-    /// The session's hold on its ordinal, from admission until the commit
-    /// ending it has run (nothing merges at or above it meanwhile).
-    ticket: Option<Ticket>,
 }
 
 impl Stage {

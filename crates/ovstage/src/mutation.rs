@@ -27,20 +27,17 @@ use std::sync::atomic::Ordering;
 
 use ovstage_sched::{Job, OpSpec};
 use ovstage_types::{AdmissionPolicy, AttributeMode, Error, OpId, PrimMode, PrimPath, Result, Semantic, Status};
-use smallvec::SmallVec;
 
 use crate::config::UnsealedOverflow;
-use crate::family::{Family, PendingOrdinals, UnsealedLog, prim_bit};
-use crate::query::QueryState;
+use crate::family::{Family, UnsealedLog, prim_bit};
 use crate::schema::Storage;
 use crate::stage::{StageInner, lock};
+use crate::state::Held;
+use crate::state::QueryState;
+pub(crate) use crate::state::{PerEntry, Ticket};
 use crate::store::buf::Buf;
 use crate::store::column::{Column, Part, RowMap};
 use crate::store::rows::{RowSet, Rows};
-
-/// One value per entry of a mutation: almost always one attribute, so kept
-/// inline (a write op allocates no per-entry vectors).
-pub(crate) type PerEntry<T> = SmallVec<[T; 1]>;
 
 /// Context of an error: the call, the attribute and the ordinal.
 pub(crate) struct Ctx<'a> {
@@ -114,28 +111,6 @@ pub(crate) enum Reach<'a> {
     /// not checked for overlaps now (it checks the cells it copies to when
     /// it runs) but counts as changing every prim until sealed.
     Unknown,
-}
-
-/// An admitted mutation's hold on its ordinal: while it lives, the ordinal
-/// is pending for the attributes it changes (columns merge nothing at or
-/// above it). Dropping it releases the ordinal, so every path (published,
-/// failed, never run, refused at submission) releases it exactly once.
-pub(crate) struct Ticket {
-    ordinal: u64,
-    held: Held,
-}
-
-enum Held {
-    Families(PerEntry<Arc<Family>>),
-    /// Every attribute (whole-prim deletes, clones), with the submitted
-    /// floors at admission: the attributes the op changes are known only
-    /// when it runs, and it must be checked against the floors it was
-    /// admitted under (a later advance waits for it, and must not fail it).
-    All {
-        pending: Arc<PendingOrdinals>,
-        floors: Vec<(u64, u64)>,
-        base: u64,
-    },
 }
 
 impl Ticket {

@@ -17,30 +17,13 @@ use ovstage_types::{
 };
 use smallvec::SmallVec;
 
-pub(crate) use cache::QueryCache;
-
 use crate::api::{AttrRef, Enqueued};
 use crate::family::prim_bit;
 use crate::metadata::Reserved;
 use crate::stage::{Stage, StageInner, lock};
+use crate::state::{QueryState, Resolved, Test};
 use crate::store::column::{Column, ColumnGuard, RowMap};
 use crate::store::rows::RowSet;
-
-/// The prims of a resolved query, with what is derived from them. Shared
-/// by every query handle a cached filter result serves (each holds its own
-/// reference to `list`), so the derived data is computed once.
-pub(crate) struct Resolved {
-    pub(crate) list: PathList,
-    pub(crate) prims: Arc<[PrimPath]>,
-    /// Attributes the prims carry (filter queries; scoped to what was asked).
-    pub(crate) attributes: Vec<Token>,
-    prim_bits: OnceLock<RowSet>,
-    /// `removals + 1` of the prim table when every prim was last seen live
-    /// (0: never).
-    live_at: AtomicU64,
-    /// Row maps per column, valid for one layout generation.
-    row_maps: Mutex<SmallVec<[(usize, u64, RowMap); 2]>>,
-}
 
 impl Resolved {
     fn new(list: PathList, prims: Arc<[PrimPath]>, attributes: Vec<Token>) -> Resolved {
@@ -53,15 +36,6 @@ impl Resolved {
             row_maps: Mutex::new(SmallVec::new()),
         }
     }
-}
-
-/// A query handle's state.
-pub(crate) struct QueryState {
-    /// The scheduler's handle key.
-    pub(crate) key: u64,
-    /// The op evaluating a filter (none for path-list queries).
-    producer: OnceLock<OpId>,
-    resolved: OnceLock<std::result::Result<Arc<Resolved>, Error>>,
 }
 
 impl QueryState {
@@ -176,20 +150,6 @@ pub struct QueryResult {
     pub handle: QueryHandle,
     /// Number of matched prims.
     pub total_prim_count: usize,
-}
-
-/// A predicate checked and resolved at enqueue. Value sets are sorted and
-/// deduplicated, so equal filters compare equal (the cache's key).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Test {
-    Has(Token, Option<Reserved>),
-    PathIn(Vec<PrimPath>),
-    PathPrefix(Vec<String>),
-    ParentIn(Vec<PrimPath>),
-    ChildrenContain(Vec<PrimPath>),
-    /// A recorded token-id attribute (`usd-prim-type` IN, `usd-schemas` or
-    /// `usd-ancestor-types` CONTAINS): any of its tokens is one of these.
-    TokensAny(Token, Vec<u64>),
 }
 
 impl Test {

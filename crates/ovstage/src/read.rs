@@ -15,23 +15,16 @@ use crate::api::{AttrRef, Enqueued};
 use crate::family::Family;
 use crate::group::{AttributeMeta, GroupData, GroupKind, Layout, PrimGroup, ReadGroup};
 use crate::metadata::{self, Reserved};
-use crate::query::QueryState;
 use crate::schema::{Schema, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
+use crate::state::QueryState;
+use crate::state::ReadState;
 use crate::store::buf::Buf;
 use crate::store::column::{Column, RowMap, Snapshot};
 use crate::store::image::{ArrayIndex, ArrayRef, Image};
 use crate::store::rows::RowSet;
 
 const CALL: &str = "read_attributes";
-
-/// A pending or finished read and its remaining groups.
-pub(crate) struct ReadState {
-    key: u64,
-    op: OnceLock<OpId>,
-    outcome: OnceLock<Result<()>>,
-    groups: Mutex<VecDeque<ReadGroup>>,
-}
 
 /// The attributes of a read (usually one or two: no allocation).
 type ReadTargets = SmallVec<[ReadTarget; 2]>;

@@ -8,19 +8,14 @@ use ovstage_sched::{Scheduler, SchedulerConfig, WaitError};
 use ovstage_types::{Error, OpId, PrimPath, QueryHandle, Result, Status, Timeout, Token};
 
 use crate::api::AttrRef;
-use crate::clone::CloneReports;
 use crate::config::StageConfig;
 use crate::family::{Family, Floors};
-use crate::floor::OrdinalQueryState;
 use crate::handles::HandleTable;
-use crate::hierarchy::HierarchyState;
 use crate::idhash::IdBuild;
-use crate::map::MapState;
 use crate::metadata::ReservedTokens;
 use crate::paths::PathDictionary;
 use crate::prims::PrimTable;
-use crate::query::{QueryCache, QueryState};
-use crate::read::ReadState;
+use crate::state::{CloneReports, HierarchyState, MapState, OrdinalQueryState, QueryCache, QueryState, ReadState};
 
 #[derive(Default)]
 pub(crate) struct FamilyMap {

@@ -16,14 +16,13 @@
 //! then (counters are bumped under the lock that publishes the change, and
 //! the evaluation takes that lock after reading them).
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ovstage_types::{Result, Token};
 use smallvec::SmallVec;
 
-use super::{Resolved, Test};
 use crate::stage::{StageInner, lock};
+use crate::state::{CacheEntry, FilterKey, Resolved, Stamp, Test};
 use ovstage_types::sync::read;
 
 /// Entries kept at most; stale entries are dropped on every miss anyway.
@@ -31,14 +30,6 @@ const CAPACITY: usize = 16;
 
 /// Ends a family's column counters in a stamp.
 const FAMILY_END: u64 = u64::MAX;
-
-/// A filter in canonical form: tests sorted and deduplicated (an AND), the
-/// attribute scope sorted and deduplicated (only membership matters).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct FilterKey {
-    tests: Vec<Test>,
-    scope: Vec<Token>,
-}
 
 impl FilterKey {
     /// The key of a filter whose result depends only on structure; `None`
@@ -49,27 +40,6 @@ impl FilterKey {
         }
         Some(FilterKey { tests: super::canonical(tests.to_vec()), scope: super::canonical(scope.to_vec()) })
     }
-}
-
-/// The structural counters a cached result was computed under.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Stamp {
-    prims: u64,
-    /// Each family's column counters, then `FAMILY_END`.
-    columns: SmallVec<[u64; 8]>,
-}
-
-struct Entry {
-    key: FilterKey,
-    stamp: Stamp,
-    resolved: Arc<Resolved>,
-}
-
-/// The stage's cached filter results. Each entry holds one reference to
-/// its result's path list, released when the entry is dropped.
-#[derive(Default)]
-pub(crate) struct QueryCache {
-    entries: Mutex<VecDeque<Entry>>,
 }
 
 impl StageInner {
@@ -105,16 +75,16 @@ impl StageInner {
         }
         let resolved = Arc::new(self.evaluate(tests, scope)?);
         self.paths.add_path_list_reference(resolved.list)?;
-        let dropped: Vec<Entry> = {
+        let dropped: Vec<CacheEntry> = {
             let mut entries = lock(&self.query_cache.entries);
             // Entries under another stamp can never match again.
-            let (keep, mut dropped): (Vec<Entry>, Vec<Entry>) =
+            let (keep, mut dropped): (Vec<CacheEntry>, Vec<CacheEntry>) =
                 entries.drain(..).partition(|e| e.stamp == stamp && e.key != key);
             entries.extend(keep);
             while entries.len() >= CAPACITY {
                 dropped.extend(entries.pop_front());
             }
-            entries.push_back(Entry { key, stamp, resolved: resolved.clone() });
+            entries.push_back(CacheEntry { key, stamp, resolved: resolved.clone() });
             dropped
         };
         for e in dropped {

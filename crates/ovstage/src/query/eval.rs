@@ -9,11 +9,11 @@ use std::collections::HashMap;
 
 use ovstage_types::{PrimPath, Result, Token};
 
-use super::{Resolved, Test};
 use crate::family::prim_bit;
 use crate::metadata::Reserved;
 use crate::prims::PrimTable;
 use crate::stage::{StageInner, lock};
+use crate::state::{Resolved, Test};
 use crate::store::rows::RowSet;
 
 /// The prims carrying each attribute looked at so far (one evaluation).

@@ -1,0 +1,236 @@
+//! The features' state types: the data of the handles the stage holds in
+//! its tables (queries, reads, map sessions, ordinal queries, hierarchy
+//! lookups, clone reports) and the types those hold.
+//!
+//! Only the definitions live here, below `stage`, so that `stage` names no
+//! feature module (no import cycle between the stage and its features);
+//! their behaviour (`impl` blocks) stays in the feature modules that own
+//! them, which alone construct and read these fields.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ovstage_types::{Device, Error, OpId, Ordinal, PathList, PrimMode, PrimPath, Result, Status, Token};
+use smallvec::SmallVec;
+
+use crate::family::{Family, PendingOrdinals};
+use crate::group::{AttributeMeta, PrimGroup, ReadGroup};
+use crate::metadata::Reserved;
+use crate::schema::Schema;
+use crate::store::buf::Buf;
+use crate::store::column::RowMap;
+use crate::store::rows::RowSet;
+
+// ---- Queries (`query.rs`) and their result cache (`query/cache.rs`)
+
+/// The prims of a resolved query, with what is derived from them. Shared
+/// by every query handle a cached filter result serves (each holds its own
+/// reference to `list`), so the derived data is computed once.
+pub(crate) struct Resolved {
+    pub(crate) list: PathList,
+    pub(crate) prims: Arc<[PrimPath]>,
+    /// Attributes the prims carry (filter queries; scoped to what was asked).
+    pub(crate) attributes: Vec<Token>,
+    pub(crate) prim_bits: OnceLock<RowSet>,
+    /// `removals + 1` of the prim table when every prim was last seen live
+    /// (0: never).
+    pub(crate) live_at: AtomicU64,
+    /// Row maps per column, valid for one layout generation.
+    pub(crate) row_maps: Mutex<SmallVec<[(usize, u64, RowMap); 2]>>,
+}
+
+/// A query handle's state.
+pub(crate) struct QueryState {
+    /// The scheduler's handle key.
+    pub(crate) key: u64,
+    /// The op evaluating a filter (none for path-list queries).
+    pub(crate) producer: OnceLock<OpId>,
+    pub(crate) resolved: OnceLock<std::result::Result<Arc<Resolved>, Error>>,
+}
+
+/// A predicate checked and resolved at enqueue. Value sets are sorted and
+/// deduplicated, so equal filters compare equal (the cache's key).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Test {
+    Has(Token, Option<Reserved>),
+    PathIn(Vec<PrimPath>),
+    PathPrefix(Vec<String>),
+    ParentIn(Vec<PrimPath>),
+    ChildrenContain(Vec<PrimPath>),
+    /// A recorded token-id attribute (`usd-prim-type` IN, `usd-schemas` or
+    /// `usd-ancestor-types` CONTAINS): any of its tokens is one of these.
+    TokensAny(Token, Vec<u64>),
+}
+
+/// A filter in canonical form: tests sorted and deduplicated (an AND), the
+/// attribute scope sorted and deduplicated (only membership matters).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FilterKey {
+    pub(crate) tests: Vec<Test>,
+    pub(crate) scope: Vec<Token>,
+}
+
+/// The structural counters a cached result was computed under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    pub(crate) prims: u64,
+    /// Each family's column counters, then `FAMILY_END`.
+    pub(crate) columns: SmallVec<[u64; 8]>,
+}
+
+pub(crate) struct CacheEntry {
+    pub(crate) key: FilterKey,
+    pub(crate) stamp: Stamp,
+    pub(crate) resolved: Arc<Resolved>,
+}
+
+/// The stage's cached filter results. Each entry holds one reference to
+/// its result's path list, released when the entry is dropped.
+#[derive(Default)]
+pub(crate) struct QueryCache {
+    pub(crate) entries: Mutex<VecDeque<CacheEntry>>,
+}
+
+// ---- Reads (`read.rs`)
+
+/// A pending or finished read and its remaining groups.
+pub(crate) struct ReadState {
+    pub(crate) key: u64,
+    pub(crate) op: OnceLock<OpId>,
+    pub(crate) outcome: OnceLock<Result<()>>,
+    pub(crate) groups: Mutex<VecDeque<ReadGroup>>,
+}
+
+// ---- Map sessions (`map.rs`)
+
+/// A map session.
+pub(crate) struct MapState {
+    pub(crate) key: u64,
+    pub(crate) id: u64,
+    pub(crate) op: OnceLock<OpId>,
+    pub(crate) ordinal: u64,
+    pub(crate) query: Arc<QueryState>,
+    pub(crate) family: Arc<Family>,
+    pub(crate) prim_mode: PrimMode,
+    pub(crate) setup: OnceLock<Result<Setup>>,
+    pub(crate) session: Mutex<Session>,
+}
+
+/// What setup decided.
+#[derive(Clone, Copy)]
+pub(crate) struct Setup {
+    pub(crate) schema: Schema,
+}
+
+#[derive(Default)]
+pub(crate) struct Session {
+    pub(crate) unfetched: VecDeque<MapGroup>,
+    /// A commit failed: the session only reports it from now on.
+    pub(crate) failed: Option<Error>,
+    /// The session's hold on its ordinal, from admission until the commit
+    /// ending it has run (nothing merges at or above it meanwhile).
+    pub(crate) ticket: Option<Ticket>,
+}
+
+/// A writable group of a map session: one buffer for all its prims
+/// (fixed-size rows stacked, or arrays back to back). Its contents are
+/// unspecified until written. Commit it with [`Stage::unmap_group`](crate::Stage::unmap_group) or
+/// [`Stage::unmap_attribute`](crate::Stage::unmap_attribute).
+#[derive(Debug)]
+pub struct MapGroup {
+    pub(crate) session: u64,
+    pub(crate) buf: Buf,
+    /// Where `buf` is (the column's memory).
+    pub(crate) device: Device,
+    /// Array sessions: byte offset of each prim's elements.
+    pub(crate) offsets: Option<Arc<[u64]>>,
+    pub(crate) schema: Schema,
+    pub(crate) prims: PrimGroup,
+    pub(crate) meta: AttributeMeta,
+}
+
+// ---- Mutation tickets (`mutation.rs`), held by map sessions
+
+/// One value per entry of a mutation: almost always one attribute, so kept
+/// inline (a write op allocates no per-entry vectors).
+pub(crate) type PerEntry<T> = SmallVec<[T; 1]>;
+
+/// An admitted mutation's hold on its ordinal: while it lives, the ordinal
+/// is pending for the attributes it changes (columns merge nothing at or
+/// above it). Dropping it releases the ordinal, so every path (published,
+/// failed, never run, refused at submission) releases it exactly once.
+pub(crate) struct Ticket {
+    pub(crate) ordinal: u64,
+    pub(crate) held: Held,
+}
+
+pub(crate) enum Held {
+    Families(PerEntry<Arc<Family>>),
+    /// Every attribute (whole-prim deletes, clones), with the submitted
+    /// floors at admission: the attributes the op changes are known only
+    /// when it runs, and it must be checked against the floors it was
+    /// admitted under (a later advance waits for it, and must not fail it).
+    All {
+        pending: Arc<PendingOrdinals>,
+        floors: Vec<(u64, u64)>,
+        base: u64,
+    },
+}
+
+// ---- Ordinal queries (`floor.rs`)
+
+/// A pending or answered ordinal query.
+pub(crate) struct OrdinalQueryState {
+    pub(crate) key: u64,
+    pub(crate) op: OnceLock<OpId>,
+    pub(crate) value: OnceLock<Result<u64>>,
+}
+
+// ---- Hierarchy lookups (`hierarchy.rs`)
+
+/// The relation of one input prim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HierarchyItem {
+    /// `Ok`, or `NotFound` when no prim exists at the input path.
+    pub status: Status,
+    /// The related prims (empty for none).
+    pub paths: Vec<PrimPath>,
+}
+
+/// The result of a hierarchy lookup: one item per input path, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HierarchyResult {
+    /// The ordinal given at enqueue (a tag; not a historical snapshot).
+    pub ordinal: Ordinal,
+    /// One item per input path.
+    pub items: Vec<HierarchyItem>,
+}
+
+pub(crate) struct HierarchyState {
+    pub(crate) key: u64,
+    pub(crate) op: OnceLock<OpId>,
+    pub(crate) result: OnceLock<HierarchyResult>,
+}
+
+// ---- Clone reports (`clone.rs`)
+
+/// Clone reports by clone id, and clone ops' ids, until the op is released.
+#[derive(Default)]
+pub(crate) struct CloneReports {
+    pub(crate) results: Mutex<HashMap<u64, Result<CloneResult>>>,
+    pub(crate) ops: Mutex<HashMap<OpId, u64>>,
+}
+
+/// What a finished clone did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CloneResult {
+    /// The ordinal the clone was recorded at.
+    pub ordinal: Ordinal,
+    /// Number of target paths given.
+    pub target_count: usize,
+    /// Prims in the source subtree, root included.
+    pub source_prim_count: usize,
+    /// Prims in all target subtrees after cloning.
+    pub prims_cloned: usize,
+}
