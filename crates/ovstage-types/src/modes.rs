@@ -60,31 +60,6 @@ raw_enum! {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn raw_values_round_trip() {
-        for m in [PrimMode::Upsert, PrimMode::Insert] {
-            assert_eq!(PrimMode::from_raw(m as u32), Some(m));
-        }
-        for m in [AttributeMode::Reject, AttributeMode::Force] {
-            assert_eq!(AttributeMode::from_raw(m as u32), Some(m));
-        }
-        for s in [Scope::All, Scope::Include, Scope::Exclude] {
-            assert_eq!(Scope::from_raw(s as u32), Some(s));
-        }
-        for p in [AdmissionPolicy::FloorOnly, AdmissionPolicy::NonDecreasing, AdmissionPolicy::StrictlyIncreasing] {
-            assert_eq!(AdmissionPolicy::from_raw(p as u32), Some(p));
-        }
-        assert_eq!(AdmissionPolicy::from_raw(0), None);
-        assert_eq!(AdmissionPolicy::default(), AdmissionPolicy::NonDecreasing);
-        assert_eq!(PrimMode::from_raw(2), None);
-        assert_eq!(Scope::from_raw(3), None);
-    }
-}
-
 raw_enum! {
     /// Which relation a hierarchy lookup returns for each prim.
     #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -96,19 +71,6 @@ raw_enum! {
         Children = 1,
         /// The other children of the parent prim.
         Siblings = 2,
-    }
-}
-
-#[cfg(test)]
-mod relation_tests {
-    use super::*;
-
-    #[test]
-    fn relation_values() {
-        for r in [HierarchyRelation::Parent, HierarchyRelation::Children, HierarchyRelation::Siblings] {
-            assert_eq!(HierarchyRelation::from_raw(r as u32), Some(r));
-        }
-        assert_eq!(HierarchyRelation::from_raw(3), None);
     }
 }
 
@@ -148,18 +110,5 @@ impl FilterOp {
             FilterOp::Gt => "GT",
             FilterOp::Ge => "GE",
         }
-    }
-}
-
-#[cfg(test)]
-mod filter_tests {
-    use super::*;
-
-    #[test]
-    fn filter_op_values() {
-        for raw in 0..8 {
-            assert_eq!(FilterOp::from_raw(raw).map(|o| o as u32), Some(raw));
-        }
-        assert_eq!(FilterOp::from_raw(8), None);
     }
 }

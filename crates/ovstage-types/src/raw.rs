@@ -59,6 +59,8 @@ mod tests {
             FilterOp: u32, Status: u32, Semantic: u32, DTypeCode: u8
         );
         assert_eq!(AdmissionPolicy::from_raw(0), None, "0 is DEFAULT (no override), not a policy");
+        assert_eq!(AdmissionPolicy::default(), AdmissionPolicy::NonDecreasing);
+        assert_eq!(FilterOp::ALL.iter().map(|o| *o as u32).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>());
         assert_eq!(Status::from_raw(14), None);
         assert_eq!(Status::ALL.len(), 15);
         assert_eq!(Semantic::ALL.len(), 16);
