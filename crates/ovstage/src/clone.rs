@@ -186,7 +186,7 @@ impl StageInner {
                     // Into the column's memory through its backend.
                     let buf = column
                         .memory
-                        .upload_rows(&bytes, bytes.len(), 1, std::iter::once(0))
+                        .upload(&bytes)
                         .map_err(|e| err(Status::OutOfMemory, e.to_string()).with_attribute(&*family.name_text))?;
                     let payload = Payload::Values { data: buf, offsets: array.then(|| offsets.into()) };
                     plan.push((family.clone(), column.clone(), rows, payload));

@@ -184,7 +184,7 @@ impl GroupData {
     fn fixed_bytes(&self) -> &[u8] {
         match &self.layout {
             Layout::Fixed { byte_offset, rows, row_bytes, .. } => {
-                &self.image.data.bytes()[*byte_offset..*byte_offset + *rows as usize * row_bytes]
+                &self.image.fixed_bytes()[*byte_offset..*byte_offset + *rows as usize * row_bytes]
             }
             Layout::Array { .. } => &[],
         }
@@ -197,9 +197,7 @@ impl GroupData {
                 let r = index_map.as_ref().map_or(i, |m| m[i] as usize);
                 &self.fixed_bytes()[r * row_bytes..(r + 1) * row_bytes]
             }
-            Layout::Array { rows } => {
-                self.image.arrays.as_ref().expect("array groups pin an array image").bytes(rows[i])
-            }
+            Layout::Array { rows } => self.image.array_row(rows[i]),
         }
     }
 
@@ -246,9 +244,9 @@ impl GroupData {
         &self.strides
     }
 
-    /// Where the values are: the CPU store's images are host memory.
+    /// Where the values are: the memory of the image the group pins.
     pub fn device(&self) -> Device {
-        Device::Host
+        self.image.device
     }
 
     /// Bytes of one fixed-size row.

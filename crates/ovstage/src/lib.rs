@@ -117,4 +117,27 @@ mod layering {
         assert!(graph["state"].is_empty(), "state imports {:?}", graph["state"]);
         assert_eq!(graph["stage"], BTreeSet::from(["state".to_string()]));
     }
+
+    /// The storage-backend seam: outside `store/`, modules reach the
+    /// column memory only through `ColumnMemory`, `Buffer`, `Staging` and
+    /// `Image`, never through the CPU store's own `Buf` or `HostMemory`, so
+    /// a device backend changes the store alone.
+    #[test]
+    fn only_the_store_names_host_buffers() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut offenders = Vec::new();
+        for entry in std::fs::read_dir(&src).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for name in ["store::buf", "HostMemory", "Buf::"] {
+                if path.file_name().unwrap() != "lib.rs" && text.contains(name) {
+                    offenders.push(format!("{} names {name}", path.display()));
+                }
+            }
+        }
+        assert!(offenders.is_empty(), "{offenders:?}");
+    }
 }

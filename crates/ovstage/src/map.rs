@@ -20,7 +20,7 @@ use crate::mutation::{Ctx, Payload, Reach, RowsOf, Targets, reject_force};
 use crate::schema::{Schema, Storage, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
 use crate::state::{MapGroup, MapState, Session, Setup};
-use crate::store::backend::StorageBackend;
+use crate::store::backend::Staging;
 use crate::tensor::{Element, TensorDesc};
 use crate::transport::check_semantic;
 
@@ -100,7 +100,7 @@ impl MapGroup {
     /// Where the writable buffer is (the column's memory; host memory in
     /// the CPU store).
     pub fn device(&self) -> Device {
-        self.device
+        self.buf.device()
     }
 
     /// Tensor `i`'s description (compact row-major), as a binding exports
@@ -354,11 +354,10 @@ impl StageInner {
         let generation = column.lock().layout_generation();
         // The group's size is the client's choice: a failed allocation fails
         // the session, not the process.
-        let buf = column.memory.alloc(len).map_err(|e| ctx.err(Status::OutOfMemory, e))?;
+        let buf = Staging::alloc(&column.memory, len).map_err(|e| ctx.err(Status::OutOfMemory, e))?;
         let group = MapGroup {
             session: state.id,
             buf,
-            device: column.memory.device(),
             offsets,
             schema,
             prims: PrimGroup { list: resolved.list, offset: 0, count: prims.len() as u32, index_map: None },
@@ -427,7 +426,7 @@ impl StageInner {
         self.create_prims(q, &[(&family.name_text, &targets)], ordinal, state.prim_mode, "unmap_group")?;
         let column = family.column_for(storage, self.config.column_limits());
         let rows = RowsOf::Prims { q, prims: &resolved.prims, whole: true };
-        let payload = Payload::Values { data: group.buf, offsets: group.offsets };
+        let payload = Payload::Values { data: group.buf.into_buffer(), offsets: group.offsets };
         self.commit(family, &column, rows, payload, Some((setup.schema.semantic, "the map")), &ctx)
     }
 }

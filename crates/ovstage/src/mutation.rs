@@ -35,7 +35,7 @@ use crate::stage::{StageInner, lock};
 use crate::state::Held;
 use crate::state::QueryState;
 pub(crate) use crate::state::{PerEntry, Ticket};
-use crate::store::buf::Buf;
+use crate::store::backend::Buffer;
 use crate::store::column::{Column, Part, RowMap};
 use crate::store::rows::{RowSet, Rows};
 
@@ -154,7 +154,7 @@ pub(crate) enum RowsOf<'a> {
 pub(crate) enum Payload {
     /// Values: fixed rows back to back, or arrays with each row's byte
     /// offset.
-    Values { data: Buf, offsets: Option<Arc<[u64]>> },
+    Values { data: Buffer, offsets: Option<Arc<[u64]>> },
     /// Tombstones.
     Delete,
 }

@@ -19,10 +19,8 @@ use crate::schema::{Schema, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
 use crate::state::QueryState;
 use crate::state::ReadState;
-use crate::store::buf::Buf;
 use crate::store::column::{Column, RowMap, Snapshot};
-use crate::store::image::{ArrayIndex, ArrayRef, Image};
-use crate::store::rows::RowSet;
+use crate::store::image::Image;
 
 const CALL: &str = "read_attributes";
 
@@ -416,23 +414,15 @@ impl StageInner {
         if picks.is_empty() {
             return None;
         }
-        let mut buf = Buf::zeroed(ids.len() * 8);
-        buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&ids));
-        let buf = Arc::new(buf);
         let nrows = picks.len() as u32;
+        let values: &[u8] = bytemuck::cast_slice(&ids);
         let (image, layout, is_array) = if reserved == Reserved::Children {
-            let refs =
-                offsets.windows(2).map(|w| ArrayRef { buf: 0, start: w[0], len: w[1] - w[0] }).collect::<Vec<_>>();
-            let layout = Layout::Array { rows: refs.clone().into() };
-            let arrays = ArrayIndex { bufs: vec![buf], refs };
-            (
-                Image { data: Arc::new(Buf::zeroed(0)), arrays: Some(arrays), live: RowSet::full(nrows), nrows },
-                layout,
-                true,
-            )
+            let image = Image::host_arrays(values, &offsets);
+            let rows = image.array_refs().into();
+            (image, Layout::Array { rows }, true)
         } else {
             let layout = Layout::Fixed { byte_offset: 0, rows: u64::from(nrows), row_bytes: 8, index_map: None };
-            (Image { data: buf, arrays: None, live: RowSet::full(nrows), nrows }, layout, false)
+            (Image::host_fixed(values, nrows), layout, false)
         };
         let (shape, strides) = if is_array {
             Default::default()

@@ -11,14 +11,14 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ovstage_types::{Device, Error, OpId, Ordinal, PathList, PrimMode, PrimPath, Result, Status, Token};
+use ovstage_types::{Error, OpId, Ordinal, PathList, PrimMode, PrimPath, Result, Status, Token};
 use smallvec::SmallVec;
 
 use crate::family::{Family, PendingOrdinals};
 use crate::group::{AttributeMeta, PrimGroup, ReadGroup};
 use crate::metadata::Reserved;
 use crate::schema::Schema;
-use crate::store::buf::Buf;
+use crate::store::backend::Staging;
 use crate::store::column::RowMap;
 use crate::store::rows::RowSet;
 
@@ -140,9 +140,8 @@ pub(crate) struct Session {
 #[derive(Debug)]
 pub struct MapGroup {
     pub(crate) session: u64,
-    pub(crate) buf: Buf,
-    /// Where `buf` is (the column's memory).
-    pub(crate) device: Device,
+    /// The writable buffer, in the column's memory.
+    pub(crate) buf: Staging,
     /// Array sessions: byte offset of each prim's elements.
     pub(crate) offsets: Option<Arc<[u64]>>,
     pub(crate) schema: Schema,

@@ -12,8 +12,7 @@ use crate::mutation::{Ctx, Payload, PerEntry, Reach, RowsOf, Targets, reject_for
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{Stage, StageInner};
 use crate::state::QueryState;
-use crate::store::backend::StorageBackend;
-use crate::store::buf::{AllocFailed, Buf};
+use crate::store::backend::{AllocFailed, Buffer, StorageBackend};
 use crate::store::column::Column;
 use crate::transport::{self, ElementPlan, Transport, check_semantic};
 
@@ -265,7 +264,7 @@ impl StageInner {
 
 /// A write's bytes in a buffer of the column's, with array rows' byte
 /// offsets.
-type Gathered = (Buf, Option<Arc<[u64]>>);
+type Gathered = (Buffer, Option<Arc<[u64]>>);
 
 /// The selected rows of a payload in element order, uploaded into the
 /// column's memory by its backend: one copy for a contiguous fixed
@@ -277,7 +276,7 @@ fn gather(transport: &Transport, plan: &ElementPlan, column: &Column) -> std::re
         let row_bytes = column.row_bytes;
         if let (ElementPlan::Identity { .. }, Some(src)) = (plan, transport.leading(plan_len(plan))) {
             // `src` is the payload's own memory: its length is addressable.
-            return Ok((memory.upload_rows(src, src.len(), 1, std::iter::once(0))?, None));
+            return Ok((memory.upload(src)?, None));
         }
         let buf = match transport.uniform() {
             Some(src) => {

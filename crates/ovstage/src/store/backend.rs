@@ -8,20 +8,33 @@
 //! several buffers into one (compaction) and hands out views. The model is
 //! wgpu-hal's `Api`: an associated buffer type, so a device backend keeps
 //! its own buffers (device addresses, stream-ordered frees) without the
-//! store knowing what they are. Reads still take host views of the CPU
-//! store's images directly; views through the backend come with the first
-//! device backend. `HostMemory`, the CPU store's memory, is
+//! store knowing what they are. `HostMemory`, the CPU store's memory, is
 //! the first implementation and the embedded default; a CUDA backend
 //! (`../shared/spec/cuda-backend.md`, section 6) implements the same trait
 //! with kernels for scatter and gather.
+//!
+//! The rest of the crate names the memory only through [`ColumnMemory`]
+//! and [`Buffer`], and touches bytes only through the store's own types:
+//! [`Staging`] (a map group's writable buffer), [`Image`](super::image::Image)
+//! (a version's bytes, viewed by read groups) and the mutation pipeline's
+//! payload. Feature modules never see a `Buf`.
 
 use std::fmt;
 use std::ops::Range;
 
 use ovstage_types::Device;
 
-use super::buf::{AllocFailed, Buf, BufPool};
+pub(crate) use super::buf::AllocFailed;
+use super::buf::{Buf, BufPool};
 use super::rows::Rows;
+
+/// The memory every column's buffers live in: the one place the store
+/// chooses it.
+pub(crate) type ColumnMemory = HostMemory;
+
+/// A buffer of [`ColumnMemory`]: a write's gathered payload, a map group's
+/// buffer, a version's part.
+pub(crate) type Buffer = <ColumnMemory as StorageBackend>::Buffer;
 
 /// The byte operations of one kind of memory.
 pub(crate) trait StorageBackend: Send + Sync + 'static {
@@ -35,6 +48,10 @@ pub(crate) trait StorageBackend: Send + Sync + 'static {
     /// overwrites all of it). Fails instead of aborting: sizes come from
     /// clients.
     fn alloc(&self, len: usize) -> Result<Self::Buffer, AllocFailed>;
+
+    /// A buffer of no bytes (the data of an array image, whose rows live in
+    /// their writes' buffers).
+    fn empty(&self) -> Self::Buffer;
 
     /// Takes back a buffer nobody references any more, for reuse.
     fn recycle(&self, buf: Self::Buffer);
@@ -56,6 +73,11 @@ pub(crate) trait StorageBackend: Send + Sync + 'static {
         rows: impl Iterator<Item = usize>,
     ) -> Result<Self::Buffer, AllocFailed>;
 
+    /// Upload of one contiguous host byte range.
+    fn upload(&self, src: &[u8]) -> Result<Self::Buffer, AllocFailed> {
+        self.upload_rows(src, src.len(), 1, std::iter::once(0))
+    }
+
     /// Upload of ragged rows: a buffer of `len` bytes holding the host byte
     /// ranges `rows`, back to back (`len` is their total).
     fn upload_ranges<'a>(&self, rows: impl Iterator<Item = &'a [u8]>, len: usize) -> Result<Self::Buffer, AllocFailed>;
@@ -71,6 +93,37 @@ pub(crate) trait StorageBackend: Send + Sync + 'static {
         ranges: impl Iterator<Item = (&'a Self::Buffer, Range<usize>)>,
         len: usize,
     ) -> Self::Buffer;
+}
+
+/// A writable buffer of a column's memory, handed to a client to fill (a
+/// map group's) and published as a version's storage when committed.
+#[derive(Debug)]
+pub(crate) struct Staging {
+    buf: Buffer,
+    device: Device,
+}
+
+impl Staging {
+    /// `len` bytes of `memory`, contents unspecified. The size is a
+    /// client's: a failed allocation is an error, not an abort.
+    pub(crate) fn alloc(memory: &ColumnMemory, len: usize) -> Result<Staging, AllocFailed> {
+        Ok(Staging { buf: memory.alloc(len)?, device: memory.device() })
+    }
+
+    /// Where the bytes are.
+    pub(crate) fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The writable bytes (host memory: the CPU store's).
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        self.buf.bytes_mut()
+    }
+
+    /// The buffer, to publish.
+    pub(crate) fn into_buffer(self) -> Buffer {
+        self.buf
+    }
 }
 
 /// The CPU store's memory: host buffers, recycled through a per-column
@@ -101,6 +154,10 @@ impl StorageBackend for HostMemory {
 
     fn alloc(&self, len: usize) -> Result<Buf, AllocFailed> {
         self.pool.try_take(len)
+    }
+
+    fn empty(&self) -> Buf {
+        Buf::default()
     }
 
     fn recycle(&self, buf: Buf) {
@@ -226,5 +283,16 @@ mod tests {
         assert_eq!(m.pooled(), 1);
         assert_eq!(m.alloc(6).unwrap().len(), 6, "a pooled buffer is reused");
         assert!(m.alloc(1 << 46).is_err(), "a client-sized allocation fails instead of aborting");
+        assert_eq!(m.upload(&src[3..6]).unwrap().bytes(), &[3, 4, 5]);
+    }
+
+    #[test]
+    fn staging_is_writable_and_publishes_its_bytes() {
+        let m = HostMemory::new(1 << 20);
+        let mut s = Staging::alloc(&m, 4).unwrap();
+        s.bytes_mut().copy_from_slice(&[1, 2, 3, 4]);
+        assert_eq!(s.device(), Device::Host);
+        assert_eq!(s.into_buffer().bytes(), &[1, 2, 3, 4]);
+        assert!(Staging::alloc(&m, 1 << 46).is_err(), "a client-sized staging buffer fails instead of aborting");
     }
 }

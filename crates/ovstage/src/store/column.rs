@@ -20,8 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use ovstage_types::{AdmissionPolicy, PrimPath, Semantic};
 use smallvec::SmallVec;
 
-use super::backend::HostMemory;
-use super::buf::Buf;
+use super::backend::{Buffer, ColumnMemory};
 use super::image::{Image, compact, recycle, recycle_part};
 use super::liveness::Liveness;
 use super::rows::{RowSet, Rows};
@@ -40,12 +39,12 @@ pub(crate) enum Part {
     /// `data` holds one row of bytes per entry of `rows`, in that order.
     Write {
         rows: Rows,
-        data: Arc<Buf>,
+        data: Arc<Buffer>,
     },
     /// Array rows: row `i` of `rows` is `data[offsets[i]..offsets[i + 1]]`.
     WriteArray {
         rows: Rows,
-        data: Arc<Buf>,
+        data: Arc<Buffer>,
         offsets: Arc<[u64]>,
     },
     Delete {
@@ -70,7 +69,7 @@ impl Part {
         }
     }
 
-    fn data(&self) -> Option<&Arc<Buf>> {
+    fn data(&self) -> Option<&Arc<Buffer>> {
         match self {
             Part::Write { data, .. } | Part::WriteArray { data, .. } => Some(data),
             Part::Delete { .. } => None,
@@ -224,7 +223,7 @@ pub(crate) struct Column {
     semantic: AtomicU32,
     pub(crate) row_bytes: usize,
     /// The memory the column's buffers live in.
-    pub(crate) memory: HostMemory,
+    pub(crate) memory: ColumnMemory,
     /// Unsealed versions kept exact before the newest are merged.
     limits: Limits,
     /// Bumped (under the state lock, after the change) by every publish
@@ -247,7 +246,7 @@ impl Column {
             // Freed buffers a column keeps for reuse: enough for a write
             // loop that merges or trims as it goes to find its next buffer
             // there, not the whole unsealed budget.
-            memory: HostMemory::new(limits.max_bytes.min(POOL_MAX_BYTES)),
+            memory: ColumnMemory::new(limits.max_bytes.min(POOL_MAX_BYTES)),
             state: Mutex::new(ColumnState {
                 row_of: Vec::new(),
                 prim_of: Vec::new(),
@@ -676,8 +675,8 @@ impl ColumnGuard<'_> {
     /// Number of retained versions and their distinct buffer bytes.
     pub(crate) fn retained(&self) -> (usize, usize) {
         let mut bytes = 0;
-        let mut seen: Vec<*const Buf> = Vec::new();
-        let mut count = |b: &Arc<Buf>| {
+        let mut seen: Vec<*const Buffer> = Vec::new();
+        let mut count = |b: &Arc<Buffer>| {
             let p = Arc::as_ptr(b);
             if !seen.contains(&p) {
                 seen.push(p);
@@ -714,6 +713,7 @@ mod tests {
     //! random ordinals, trims to a moving frontier, snapshots and change
     //! ranges at every retained ordinal, with read groups held across trims.
 
+    use super::super::buf::Buf;
     use super::*;
     use crate::schema::ValueKind;
     use crate::store::backend::StorageBackend;

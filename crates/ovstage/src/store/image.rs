@@ -8,7 +8,9 @@
 
 use std::sync::Arc;
 
-use super::backend::{HostMemory, StorageBackend};
+use ovstage_types::Device;
+
+use super::backend::{Buffer, ColumnMemory, StorageBackend};
 use super::buf::Buf;
 use super::column::{ColumnGuard, Part, Parts};
 use super::rows::{RowSet, Rows};
@@ -19,11 +21,49 @@ use crate::schema::ValueKind;
 pub(crate) struct Image {
     /// Fixed-size columns: `nrows * row_bytes` bytes; rows that are not live
     /// hold stale bytes. Empty for array columns.
-    pub(crate) data: Arc<Buf>,
+    pub(crate) data: Arc<Buffer>,
     /// Array columns: where each row's elements are.
     pub(crate) arrays: Option<ArrayIndex>,
     pub(crate) live: RowSet,
     pub(crate) nrows: u32,
+    /// Where the bytes are.
+    pub(crate) device: Device,
+}
+
+impl Image {
+    /// An image of `nrows` fixed-size rows computed on the host (reserved
+    /// metadata such as prim ids): every row live.
+    pub(crate) fn host_fixed(values: &[u8], nrows: u32) -> Image {
+        let mut buf = Buf::zeroed(values.len());
+        buf.bytes_mut().copy_from_slice(values);
+        Image { data: Arc::new(buf), arrays: None, live: RowSet::full(nrows), nrows, device: Device::Host }
+    }
+
+    /// An image of array rows computed on the host: row `i` is
+    /// `values[offsets[i]..offsets[i + 1]]`, every row live.
+    pub(crate) fn host_arrays(values: &[u8], offsets: &[u64]) -> Image {
+        let mut image = Image::host_fixed(values, offsets.len().saturating_sub(1) as u32);
+        let refs = offsets.windows(2).map(|w| ArrayRef { buf: 0, start: w[0], len: w[1] - w[0] }).collect();
+        let data = std::mem::replace(&mut image.data, Arc::new(Buf::zeroed(0)));
+        image.arrays = Some(ArrayIndex { bufs: vec![data], refs });
+        image
+    }
+
+    /// A host view of a fixed-size image's bytes: `nrows * row_bytes`,
+    /// stale bytes in rows that are not live.
+    pub(crate) fn fixed_bytes(&self) -> &[u8] {
+        self.data.bytes()
+    }
+
+    /// Where each row's elements are (array images; empty otherwise).
+    pub(crate) fn array_refs(&self) -> Vec<ArrayRef> {
+        self.arrays.as_ref().map(|index| index.refs.clone()).unwrap_or_default()
+    }
+
+    /// A host view of one array row's elements.
+    pub(crate) fn array_row(&self, r: ArrayRef) -> &[u8] {
+        self.arrays.as_ref().map_or(&[], |index| index.bytes(r))
+    }
 }
 
 /// Where one array row's bytes are: `bufs[buf][start..start + len]`.
@@ -38,7 +78,7 @@ pub(crate) struct ArrayRef {
 /// the write buffers that produced it. Building it copies no element bytes.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ArrayIndex {
-    pub(crate) bufs: Vec<Arc<Buf>>,
+    pub(crate) bufs: Vec<Arc<Buffer>>,
     pub(crate) refs: Vec<ArrayRef>,
 }
 
@@ -127,6 +167,7 @@ impl ColumnGuard<'_> {
                         arrays: None,
                         live: shared.live.clone(),
                         nrows: shared.nrows,
+                        device: shared.device,
                     });
                     (b + 1, 0, Some(base.data), base.live)
                 }
@@ -142,7 +183,7 @@ impl ColumnGuard<'_> {
                 let mut buf = match base.map(Arc::try_unwrap) {
                     Some(Ok(buf)) => buf,
                     Some(Err(shared)) => memory.copy(&shared),
-                    None => Buf::zeroed(0),
+                    None => memory.empty(),
                 };
                 memory.resize(&mut buf, target_len);
                 for i in from..=idx {
@@ -154,7 +195,8 @@ impl ColumnGuard<'_> {
                 Arc::new(buf)
             }
         };
-        let image = Arc::new(Image { data: image_data, arrays: None, live, nrows: target_rows });
+        let device = memory.device();
+        let image = Arc::new(Image { data: image_data, arrays: None, live, nrows: target_rows, device });
         st.versions[idx].image = Some(image.clone());
         image
     }
@@ -179,8 +221,9 @@ impl ColumnGuard<'_> {
             }
         }
         index.prune(&live);
-        let empty = Arc::new(Buf::zeroed(0));
-        let image = Arc::new(Image { data: empty, arrays: Some(index), live, nrows: target_rows });
+        let memory = &self.column.memory;
+        let (data, device) = (Arc::new(memory.empty()), memory.device());
+        let image = Arc::new(Image { data, arrays: Some(index), live, nrows: target_rows, device });
         st.versions[idx].image = Some(image.clone());
         image
     }
@@ -190,7 +233,7 @@ impl ColumnGuard<'_> {
 /// write covering every row is dropped, and when the rest holds more rows
 /// than the column, it is rebuilt as one delete and one write part with the
 /// last change of each row. Buffers of dropped parts go back to the pool.
-pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, memory: &HostMemory) -> Parts {
+pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, memory: &ColumnMemory) -> Parts {
     if let Some(k) = parts
         .iter()
         .rposition(|p| matches!(p, Part::Write { rows, .. } | Part::WriteArray { rows, .. } if rows.covers_all(nrows)))
@@ -216,7 +259,7 @@ pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, memory: &H
     let deleted: Vec<u32> =
         (0..nrows).filter(|r| last[*r as usize].0 != u32::MAX && last[*r as usize].1 == u32::MAX).collect();
     // Where the last write of a row is: its buffer and byte range.
-    let source = |r: u32| -> (&Buf, std::ops::Range<usize>) {
+    let source = |r: u32| -> (&Buffer, std::ops::Range<usize>) {
         let (pi, i) = last[r as usize];
         let i = i as usize;
         match &parts[pi as usize] {
@@ -251,7 +294,7 @@ pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, memory: &H
 
 /// Returns a dropped part's buffer to the column's memory when nothing
 /// else holds it.
-pub(super) fn recycle_part(memory: &HostMemory, part: Part) {
+pub(super) fn recycle_part(memory: &ColumnMemory, part: Part) {
     match part {
         Part::Write { data, .. } | Part::WriteArray { data, .. } => recycle(memory, data),
         Part::Delete { .. } => {}
@@ -259,14 +302,14 @@ pub(super) fn recycle_part(memory: &HostMemory, part: Part) {
 }
 
 /// Returns a buffer to the column's memory when nothing else holds it.
-pub(super) fn recycle(memory: &HostMemory, data: Arc<Buf>) {
+pub(super) fn recycle(memory: &ColumnMemory, data: Arc<Buffer>) {
     if let Ok(buf) = Arc::try_unwrap(data) {
         memory.recycle(buf);
     }
 }
 
 /// Folds one fixed-size part onto an image's buffer and live set.
-fn apply(memory: &HostMemory, part: &Part, buf: &mut Buf, live: &mut RowSet, row_bytes: usize) {
+fn apply(memory: &ColumnMemory, part: &Part, buf: &mut Buffer, live: &mut RowSet, row_bytes: usize) {
     match part {
         Part::Write { rows, data } => {
             memory.scatter_rows(buf, data, row_bytes, rows);
@@ -293,5 +336,24 @@ fn apply_array(part: &Part, index: &mut ArrayIndex, live: &mut RowSet) {
         }
         Part::Write { .. } => unreachable!("fixed parts are folded by apply"),
         Part::Delete { rows } => live.remove_rows(rows),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_images_view_their_rows() {
+        let fixed = Image::host_fixed(&[1, 2, 3, 4, 5, 6, 7, 8], 2);
+        assert_eq!((fixed.fixed_bytes(), fixed.nrows, fixed.device), (&[1, 2, 3, 4, 5, 6, 7, 8][..], 2, Device::Host));
+        assert!(fixed.live.contains(0) && fixed.live.contains(1));
+        assert!(fixed.array_refs().is_empty());
+
+        let arrays = Image::host_arrays(&[9, 8, 7, 6, 5], &[0, 3, 3, 5]);
+        assert_eq!(arrays.nrows, 3);
+        assert!(arrays.fixed_bytes().is_empty(), "an array image's rows live in their buffers");
+        let rows: Vec<&[u8]> = arrays.array_refs().into_iter().map(|r| arrays.array_row(r)).collect();
+        assert_eq!(rows, [&[9, 8, 7][..], &[][..], &[6, 5][..]]);
     }
 }
