@@ -15,6 +15,8 @@
 //!   legacy, whose deleter drops the Rust owner of the memory exactly once
 //!   (what Python's `__dlpack__` hands out). Exports are zero-copy.
 //! - [`device`]: DLPack device types and [`Device`].
+//! - `testing` (feature `testing`): counted managed tensors for the
+//!   bindings' tests.
 //!
 //! The `#[repr(C)]` DLPack types themselves are `ovstage_abi::dlpack`.
 //! Nothing here knows the C contract's own structs (`ovstage_write_data_t`
@@ -23,6 +25,8 @@
 pub mod device;
 pub mod export;
 pub mod import;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use device::{dl_device, from_dl_device};
 pub use export::{ExportedLegacy, ExportedVersioned, Flags, MapTensors, ReadTensors, Refused, dl_dtype};

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ovstage::DType;
-use ovstage_dlpack::dlpack::{
-    DLDataType, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor,
-};
+use ovstage_dlpack::dlpack::{DLDataType, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLTensor};
 use ovstage_dlpack::import::{self, Inputs, Managed, RowBound, Takeover};
 use ovstage_types::Status;
 
@@ -25,32 +23,8 @@ fn tensor(data: &[f32], shape: &mut [i64], strides: Option<&mut [i64]>) -> DLTen
     }
 }
 
-/// A heap managed tensor whose deleter counts calls in `calls`.
-struct Owned {
-    values: Vec<f32>,
-    shape: [i64; 1],
-    calls: &'static AtomicUsize,
-}
-
-unsafe extern "C" fn deleter(t: *mut DLManagedTensorVersioned) {
-    // SAFETY: `manager_ctx` is the `Owned` boxed by `managed`; the deleter
-    // runs once per tensor (what the tests check).
-    let owned = unsafe { Box::from_raw((*t).manager_ctx.cast::<Owned>()) };
-    owned.calls.fetch_add(1, Ordering::SeqCst);
-    // SAFETY: the tensor box made by `managed`.
-    drop(unsafe { Box::from_raw(t) });
-}
-
 fn managed(values: Vec<f32>, calls: &'static AtomicUsize) -> *const DLManagedTensorVersioned {
-    let mut owned = Box::new(Owned { shape: [values.len() as i64], values, calls });
-    let dl_tensor = tensor(&owned.values, &mut owned.shape, None);
-    Box::into_raw(Box::new(DLManagedTensorVersioned {
-        version: DLPackVersion { major: 1, minor: 1 },
-        manager_ctx: Box::into_raw(owned).cast(),
-        deleter: Some(deleter),
-        flags: 1,
-        dl_tensor,
-    }))
+    ovstage_dlpack::testing::counted_f32(values, 1, calls)
 }
 
 #[test]

@@ -4,35 +4,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
-use crate::abi::dlpack::{DLManagedTensorVersioned, DLPackVersion};
-
-/// A heap managed tensor of f32 rows whose deleter counts calls in `calls`.
-struct Owned {
-    values: Vec<f32>,
-    shape: [i64; 1],
-    calls: &'static AtomicUsize,
-}
-
-unsafe extern "C" fn deleter(t: *mut DLManagedTensorVersioned) {
-    // SAFETY: `manager_ctx` is the `Owned` boxed by `managed`, and the
-    // deleter runs once per tensor (what the tests check).
-    let owned = unsafe { Box::from_raw((*t).manager_ctx.cast::<Owned>()) };
-    owned.calls.fetch_add(1, Ordering::SeqCst);
-    // SAFETY: the tensor box made by `managed`.
-    drop(unsafe { Box::from_raw(t) });
-}
+use crate::abi::dlpack::DLManagedTensorVersioned;
 
 fn managed(values: Vec<f32>, calls: &'static AtomicUsize) -> *const DLManagedTensorVersioned {
-    let mut owned = Box::new(Owned { shape: [values.len() as i64], values, calls });
-    let dl_tensor = f32_tensor(&owned.values, &mut owned.shape, 1);
-    let t = Box::new(DLManagedTensorVersioned {
-        version: DLPackVersion { major: 1, minor: 1 },
-        manager_ctx: Box::into_raw(owned).cast(),
-        deleter: Some(deleter),
-        flags: 0,
-        dl_tensor,
-    });
-    Box::into_raw(t)
+    ovstage_dlpack::testing::counted_f32(values, 0, calls)
 }
 
 fn managed_data(ptrs: &[*const DLManagedTensorVersioned]) -> ovstage_write_data_t {
