@@ -1,0 +1,520 @@
+//! The corpus: scenarios of ordinary use, edge values and bad input, each
+//! run on a fresh instance. A scenario only drives calls; the driver
+//! prints what happened, so the transcript, not the scenario, says what
+//! the library did.
+
+use crate::driver::{Attr, Driver, INFINITE, MapSpec, Pred, Range};
+use crate::payload::Payload;
+
+/// A named scenario with the process settings it runs under.
+pub(crate) struct Scenario {
+    pub(crate) name: &'static str,
+    /// `ovstage_initialize` uint64 settings (key, value).
+    pub(crate) settings: &'static [(u32, u64)],
+    pub(crate) run: fn(&mut Driver<'_>),
+}
+
+const PATHS: [&str; 4] = ["/World/a", "/World/b", "/World/c", "/World/d"];
+
+const FILTER_HAS: u32 = 0;
+const FILTER_IN: u32 = 1;
+const FILTER_CONTAINS: u32 = 2;
+const FILTER_PREFIX: u32 = 3;
+
+/// Every scenario, in transcript order.
+pub(crate) fn all() -> Vec<Scenario> {
+    let s = |name, run| Scenario { name, settings: &[], run };
+    vec![
+        s("version_and_strings", version_and_strings),
+        s("write_then_read_latest", write_then_read_latest),
+        s("read_ranges_and_snapshots", read_ranges_and_snapshots),
+        s("floors_and_violations", floors_and_violations),
+        s("scoped_floors", scoped_floors),
+        s("ordinal_queries", ordinal_queries),
+        s("insert_and_upsert", insert_and_upsert),
+        s("batched_writes", batched_writes),
+        s("repeated_paths", repeated_paths),
+        s("payload_shapes", payload_shapes),
+        s("bad_payloads", bad_payloads),
+        s("masks_and_index_maps", masks_and_index_maps),
+        s("arrays", arrays),
+        s("dtypes", dtypes),
+        s("deletes", deletes),
+        s("maps", maps),
+        s("map_setup_errors", map_setup_errors),
+        s("filters", filters),
+        s("reserved_metadata", reserved_metadata),
+        s("handles", handles),
+        s("path_dictionary", path_dictionary),
+        s("op_lifecycle", op_lifecycle),
+        Scenario { name: "retention_frontier", settings: &[], run: retention_frontier },
+    ]
+}
+
+fn version_and_strings(d: &mut Driver<'_>) {
+    d.version();
+    for status in [0, 1, 2, 4, 5, 8, 11, 12, 13, 99, 12345] {
+        d.error_string(status);
+    }
+    d.extension("ovstage.placement");
+    d.extension("no.such.extension");
+}
+
+fn write_then_read_latest(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS);
+    d.write_settled(q, "pos", 1, Payload::f32(&[1.0, 2.0, 3.0, 4.0]));
+    d.read_all(q, &["pos"], Range::Latest);
+    d.seal(1);
+    d.read_all(q, &["pos"], Range::Latest);
+    d.write_settled(q, "pos", 2, Payload::f32(&[5.0, 6.0, 7.0, 8.0]));
+    d.read_all(q, &["pos"], Range::Latest);
+    d.seal(2);
+    d.read_all(q, &["pos"], Range::Latest);
+    d.read_all(q, &["pos", "missing"], Range::Latest);
+    d.read_all(q, &[], Range::Latest);
+    let sub = d.query_paths(&PATHS[1..3]);
+    d.read_all(sub, &["pos"], Range::Latest);
+    let op = d.release_query(sub);
+    d.settle(op);
+}
+
+fn read_ranges_and_snapshots(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    for o in 1..=4u64 {
+        d.write_settled(q, "v", o * 10, Payload::f32(&[o as f32, -(o as f32)]));
+    }
+    d.seal(25);
+    d.read_all(q, &["v"], Range::Snapshot(10));
+    d.read_all(q, &["v"], Range::Snapshot(15));
+    d.read_all(q, &["v"], Range::Snapshot(20));
+    d.read_all(q, &["v"], Range::Snapshot(5));
+    d.read_all(q, &["v"], Range::Between(0, 20));
+    d.read_all(q, &["v"], Range::Between(10, 20));
+    d.read_all(q, &["v"], Range::Between(20, 20));
+    d.read_all(q, &["v"], Range::Between(20, 10));
+    d.read_all(q, &["v"], Range::Snapshot(30));
+    d.seal(40);
+    d.read_all(q, &["v"], Range::Between(0, 40));
+    d.read_all(q, &["v"], Range::Latest);
+}
+
+fn floors_and_violations(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    d.write_settled(q, "x", 5, Payload::f32(&[1.0, 2.0]));
+    d.seal(5);
+    d.write_settled(q, "x", 5, Payload::f32(&[3.0, 4.0]));
+    d.write_settled(q, "x", 4, Payload::f32(&[3.0, 4.0]));
+    d.write_settled(q, "x", 6, Payload::f32(&[3.0, 4.0]));
+    d.seal(3);
+    d.seal(5);
+    d.seal(6);
+    d.ordinal_query(Some(Attr::Name("x")));
+    d.read_all(q, &["x"], Range::Latest);
+    d.seal(u64::MAX - 1);
+    d.write_settled(q, "x", u64::MAX, Payload::f32(&[9.0, 9.0]));
+    d.seal(u64::MAX);
+    d.read_all(q, &["x"], Range::Latest);
+}
+
+fn scoped_floors(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    d.write_settled(q, "a", 3, Payload::f32(&[1.0, 2.0]));
+    d.write_settled(q, "b", 3, Payload::f32(&[1.0, 2.0]));
+    let op = d.advance(3, 1, &["a"]);
+    d.settle(op);
+    d.ordinal_query(Some(Attr::Name("a")));
+    d.ordinal_query(Some(Attr::Name("b")));
+    d.ordinal_query(None);
+    d.write_settled(q, "a", 3, Payload::f32(&[5.0, 5.0]));
+    d.write_settled(q, "b", 3, Payload::f32(&[5.0, 5.0]));
+    let op = d.advance(4, 2, &["a"]);
+    d.settle(op);
+    d.ordinal_query(Some(Attr::Name("a")));
+    d.ordinal_query(Some(Attr::Name("b")));
+    d.ordinal_query(Some(Attr::Name("never_written")));
+    let op = d.advance(5, 1, &[]);
+    d.settle(op);
+    let op = d.advance(5, 7, &[]);
+    d.settle(op);
+    d.read_all(q, &["a", "b"], Range::Latest);
+}
+
+fn ordinal_queries(d: &mut Driver<'_>) {
+    d.ordinal_query(None);
+    d.ordinal_query(Some(Attr::Name("nothing")));
+    d.ordinal_query(Some(Attr::Raw(0)));
+    d.ordinal_query(Some(Attr::Token("tok")));
+    let q = d.query_paths(&PATHS[..1]);
+    d.write_settled(q, "t", 7, Payload::f32(&[1.0]));
+    d.seal(7);
+    d.ordinal_query(None);
+    d.ordinal_query(Some(Attr::Name("t")));
+    d.ordinal_query(Some(Attr::Token("t")));
+}
+
+fn insert_and_upsert(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    let mut p = Payload::f32(&[1.0, 2.0]);
+    let op = d.write(q, Attr::Name("i"), 1, &mut p, true);
+    d.settle(op);
+    let mut p = Payload::f32(&[3.0, 4.0]);
+    let op = d.write(q, Attr::Name("i"), 2, &mut p, true);
+    d.settle(op);
+    let mut p = Payload::f32(&[3.0, 4.0]);
+    let op = d.write(q, Attr::Name("other"), 2, &mut p, true);
+    d.settle(op);
+    let q2 = d.query_paths(&PATHS[2..]);
+    let mut p = Payload::f32(&[7.0, 8.0]);
+    let op = d.write(q2, Attr::Name("i"), 3, &mut p, true);
+    d.settle(op);
+    d.seal(3);
+    let all = d.query_paths(&PATHS);
+    d.read_all(all, &["i", "other"], Range::Latest);
+}
+
+fn batched_writes(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    let op = d.write_many(q, &mut [], 1, false);
+    d.settle(op);
+    let mut writes = [("m1", Payload::f32(&[1.0, 2.0])), ("m2", Payload::f32_rows(&[1.0, 2.0, 3.0, 4.0], 2))];
+    let op = d.write_many(q, &mut writes, 2, false);
+    d.settle(op);
+    let mut dup = [("m1", Payload::f32(&[1.0, 2.0])), ("m1", Payload::f32(&[3.0, 4.0]))];
+    let op = d.write_many(q, &mut dup, 3, false);
+    d.settle(op);
+    let mut bad = [("m3", Payload::f32(&[1.0, 2.0])), ("m4", Payload::f32(&[1.0]))];
+    let op = d.write_many(q, &mut bad, 4, false);
+    d.settle(op);
+    d.seal(4);
+    d.read_all(q, &["m1", "m2", "m3", "m4"], Range::Latest);
+}
+
+fn repeated_paths(d: &mut Driver<'_>) {
+    let q = d.query_paths(&["/World/a", "/World/b", "/World/a"]);
+    d.write_settled(q, "r", 1, Payload::f32(&[1.0, 2.0, 3.0]));
+    d.seal(1);
+    d.read_all(q, &["r"], Range::Latest);
+    let q2 = d.query_paths(&["/World/a", "/World/b"]);
+    d.write_settled(q2, "r", 2, Payload::f32(&[4.0, 5.0]));
+    d.seal(2);
+    d.read_all(q, &["r"], Range::Latest);
+}
+
+fn payload_shapes(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    d.write_settled(q, "v3", 1, Payload::f32_rows(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 3));
+    d.write_settled(q, "v3", 2, Payload::f32(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).shape(&[2, 3]));
+    d.write_settled(q, "v3", 3, Payload::f32(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).shape(&[2, 1, 3]));
+    d.write_settled(q, "v3", 4, Payload::f32(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).shape(&[3, 2]));
+    d.write_settled(q, "s", 5, Payload::f32(&[7.0]).shape(&[1]));
+    d.write_settled(q, "s", 6, Payload::f32(&[1.0, 2.0, 3.0, 4.0]).shape(&[2]).strides(&[2]));
+    d.write_settled(q, "s", 7, Payload::f32(&[1.0, 2.0]).shape(&[2]).strides(&[0]));
+    d.write_settled(q, "s", 9, Payload::f32(&[]).shape(&[0]));
+    d.write_settled(q, "s", 10, Payload::f32(&[1.0, 2.0]).shape(&[]));
+    d.seal(10);
+    d.read_all(q, &["v3", "s"], Range::Latest);
+}
+
+fn bad_payloads(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    d.write_settled(q, "b", 1, Payload::empty());
+    d.write_settled(q, "b", 1, Payload::f32(&[1.0, 2.0, 3.0]));
+    d.write_settled(q, "b", 1, Payload::f32(&[1.0]));
+    d.write_settled(q, "b", 1, Payload::f32(&[1.0, 2.0]).on_device(2));
+    d.write_settled(q, "b", 1, Payload::f32(&[1.0, 2.0]).on_device(13));
+    d.write_settled(q, "b", 1, Payload::f32(&[1.0, 2.0]).on_device(3));
+    d.write_settled(q, "b", 1, Payload::scalar(2, 16, &[0, 0, 0, 0], "f16[0,0]"));
+    d.write_settled(q, "b", 1, Payload::scalar(5, 32, &[0; 8], "code5"));
+    d.write_settled(q, "b", 1, Payload::f32(&[1.0, 2.0]).shape(&[2, -1]));
+    d.write_settled(q, "b", 1, Payload::f32(&[1.0, 2.0]).semantic(99));
+    d.write_settled(q, "b", 1, Payload::f32(&[1.0, 2.0]).attribute_mode(7));
+    d.write_settled(q, "", 1, Payload::f32(&[1.0, 2.0]));
+    let mut p = Payload::f32(&[1.0, 2.0]);
+    let op = d.write(q, Attr::Raw(0), 1, &mut p, false);
+    d.settle(op);
+    let mut p = Payload::f32(&[1.0, 2.0]);
+    let op = d.write(q, Attr::Raw(0xdead_beef), 1, &mut p, false);
+    d.settle(op);
+    d.write_settled(q, "b", 2, Payload::f32(&[1.0, 2.0]));
+    d.write_settled(q, "b", 3, Payload::f32_rows(&[1.0, 2.0, 3.0, 4.0], 2));
+    d.write_settled(q, "b", 4, Payload::scalar(2, 64, &[0; 16], "f64[0,0]"));
+    d.write_settled(q, "b", 5, Payload::f32(&[1.0, 2.0]).semantic(5));
+    d.write_settled(q, "b", 6, Payload::f32(&[1.0, 2.0]).array_flag(true));
+    d.write_settled(q, "b", 7, Payload::f32(&[1.0, 2.0]).attribute_mode(1));
+    d.seal(7);
+    d.read_all(q, &["b"], Range::Latest);
+}
+
+fn masks_and_index_maps(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS);
+    d.write_settled(q, "k", 1, Payload::f32(&[0.0, 0.0, 0.0, 0.0]));
+    d.write_settled(q, "k", 2, Payload::f32(&[1.0, 3.0]).mask(4, &[0b0101]));
+    d.write_settled(q, "k", 3, Payload::f32(&[9.0]).mask(4, &[0b1000]));
+    d.write_settled(q, "k", 4, Payload::f32(&[5.0]).mask(4, &[0]));
+    d.write_settled(q, "k", 5, Payload::f32(&[5.0, 6.0]).mask(4, &[0b0001]));
+    d.write_settled(q, "k", 6, Payload::f32(&[5.0]).mask(3, &[0b1000]));
+    d.write_settled(q, "k", 7, Payload::f32(&[5.0, 6.0]).index_map(&[3, 1]).count(2));
+    d.write_settled(q, "k", 8, Payload::f32(&[5.0, 6.0]).index_map(&[3, 4]).count(2));
+    d.write_settled(q, "k", 9, Payload::f32(&[5.0, 6.0]).index_map(&[2, 2]).count(2));
+    d.write_settled(q, "k", 10, Payload::f32(&[7.0]).count(4));
+    d.write_settled(q, "k", 11, Payload::f32(&[1.0, 2.0]).count(2));
+    d.seal(11);
+    d.read_all(q, &["k"], Range::Between(0, 11));
+    d.read_all(q, &["k"], Range::Latest);
+}
+
+fn arrays(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..3]);
+    d.write_settled(q, "arr", 1, Payload::f32_arrays(&[&[1.0], &[2.0, 3.0], &[]]));
+    d.write_settled(q, "arr", 2, Payload::f32_packed(&[1.0, 2.0, 3.0], 3));
+    d.write_settled(q, "arr", 3, Payload::f32_arrays(&[&[4.0], &[5.0]]));
+    d.write_settled(q, "arr", 4, Payload::f32_arrays(&[&[6.0, 6.5]]).mask(3, &[0b100]));
+    d.write_settled(q, "arr", 5, Payload::f32(&[1.0, 2.0, 3.0]));
+    d.write_settled(q, "arr2", 6, Payload::f32_arrays(&[&[1.0], &[2.0], &[3.0]]).semantic(5));
+    d.seal(6);
+    d.read_all(q, &["arr", "arr2"], Range::Latest);
+    d.read_all(q, &["arr"], Range::Between(0, 6));
+}
+
+fn dtypes(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    let i32s: Vec<u8> = [-1i32, 7].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let u64s: Vec<u8> = [u64::MAX, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let f64s: Vec<u8> = [0.5f64, -2.25].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let u8s = [0u8, 255];
+    d.write_settled(q, "di", 1, Payload::scalar(0, 32, &i32s, "i32[-1,7]"));
+    d.write_settled(q, "du", 1, Payload::scalar(1, 64, &u64s, "u64[max,3]"));
+    d.write_settled(q, "df", 1, Payload::scalar(2, 64, &f64s, "f64[0.5,-2.25]"));
+    d.write_settled(q, "db", 1, Payload::scalar(1, 8, &u8s, "u8[0,255]"));
+    d.write_settled(q, "bool", 1, Payload::scalar(6, 8, &[1, 0], "bool[1,0]"));
+    d.seal(1);
+    d.read_all(q, &["di", "du", "df", "db", "bool"], Range::Latest);
+}
+
+fn deletes(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..3]);
+    d.write_settled(q, "x", 1, Payload::f32(&[1.0, 2.0, 3.0]));
+    d.write_settled(q, "y", 1, Payload::f32(&[1.0, 2.0, 3.0]));
+    d.seal(1);
+    let sub = d.query_paths(&PATHS[1..2]);
+    let op = d.delete(sub, &["x"], 2);
+    d.settle(op);
+    let op = d.delete(sub, &[], 3);
+    d.settle(op);
+    let op = d.delete(sub, &["never"], 3);
+    d.settle(op);
+    let op = d.delete(q, &["x"], 1);
+    d.settle(op);
+    d.seal(3);
+    d.read_all(q, &["x", "y"], Range::Latest);
+    d.read_all(q, &["x"], Range::Between(0, 3));
+    d.write_settled(sub, "x", 4, Payload::f32(&[8.0]));
+    d.seal(4);
+    d.read_all(q, &["x", "y"], Range::Latest);
+}
+
+fn maps(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..3]);
+    let spec = MapSpec { attribute: "mp", dtype: Some((2, 32, 1)), semantic: 0, prim_mode: 0, attribute_mode: 0 };
+    let (op, m) = d.map(q, &spec, 1, None);
+    let ops = d.fill_and_unmap_groups(m, 10.0);
+    let end = d.unmap_attribute(m);
+    for o in ops {
+        d.settle(o);
+    }
+    d.settle(end);
+    d.settle(op);
+    d.seal(1);
+    d.read_all(q, &["mp"], Range::Latest);
+
+    let arr = MapSpec { attribute: "mparr", dtype: Some((2, 32, 1)), semantic: 0, prim_mode: 0, attribute_mode: 0 };
+    let (op, m) = d.map(q, &arr, 2, Some(&[1, 0, 2]));
+    let ops = d.fill_and_unmap_groups(m, 1.0);
+    let end = d.unmap_attribute(m);
+    for o in ops {
+        d.settle(o);
+    }
+    d.settle(end);
+    d.settle(op);
+    d.seal(2);
+    d.read_all(q, &["mparr"], Range::Latest);
+
+    let vec3 = MapSpec { attribute: "mp3", dtype: Some((2, 32, 3)), semantic: 6, prim_mode: 0, attribute_mode: 0 };
+    let (op, m) = d.map(q, &vec3, 3, None);
+    let end = d.unmap_attribute(m);
+    d.settle(end);
+    d.settle(op);
+    let (op, m) = d.map(q, &spec, 4, None);
+    let ops = d.fill_and_unmap_groups(m, 100.0);
+    let end = d.unmap_attribute(m);
+    for o in ops {
+        d.settle(o);
+    }
+    d.settle(end);
+    d.settle(op);
+    d.seal(4);
+    d.read_all(q, &["mp", "mp3"], Range::Latest);
+    let end = d.unmap_attribute(m);
+    d.settle(end);
+}
+
+fn map_setup_errors(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    d.write_settled(q, "have", 1, Payload::f32(&[1.0, 2.0]));
+    let cases = [
+        MapSpec { attribute: "new_no_dtype", dtype: None, semantic: 0, prim_mode: 0, attribute_mode: 0 },
+        MapSpec { attribute: "have", dtype: None, semantic: 0, prim_mode: 0, attribute_mode: 0 },
+        MapSpec { attribute: "have", dtype: Some((2, 64, 1)), semantic: 0, prim_mode: 0, attribute_mode: 0 },
+        MapSpec { attribute: "have", dtype: Some((2, 32, 1)), semantic: 0, prim_mode: 1, attribute_mode: 0 },
+        MapSpec { attribute: "have", dtype: Some((2, 32, 1)), semantic: 0, prim_mode: 0, attribute_mode: 1 },
+        MapSpec { attribute: "have", dtype: Some((2, 32, 1)), semantic: 77, prim_mode: 0, attribute_mode: 0 },
+        MapSpec { attribute: "", dtype: Some((2, 32, 1)), semantic: 0, prim_mode: 0, attribute_mode: 0 },
+        MapSpec { attribute: "odd", dtype: Some((9, 32, 1)), semantic: 0, prim_mode: 0, attribute_mode: 0 },
+    ];
+    for (i, spec) in cases.iter().enumerate() {
+        let (op, m) = d.map(q, spec, 2 + i as u64, None);
+        if m != 0 {
+            let ops = d.fill_and_unmap_groups(m, 0.0);
+            let end = d.unmap_attribute(m);
+            for o in ops {
+                d.settle(o);
+            }
+            d.settle(end);
+        }
+        if op != 0 {
+            d.settle(op);
+        }
+    }
+    let spec = MapSpec { attribute: "arr", dtype: Some((2, 32, 1)), semantic: 0, prim_mode: 0, attribute_mode: 0 };
+    let (op, m) = d.map(q, &spec, 20, Some(&[1]));
+    if m != 0 {
+        let end = d.unmap_attribute(m);
+        d.settle(end);
+    }
+    if op != 0 {
+        d.settle(op);
+    }
+    d.seal(1);
+    let (op, _) = d.map(q, &spec, 1, None);
+    if op != 0 {
+        d.settle(op);
+    }
+}
+
+fn filters(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS);
+    d.write_settled(q, "f", 1, Payload::f32(&[1.0, 2.0, 3.0, 4.0]));
+    let ab = d.query_paths(&PATHS[..2]);
+    d.write_settled(ab, "g", 1, Payload::f32(&[1.0, 2.0]));
+    d.seal(1);
+    let cases: Vec<(Option<Vec<Pred<'_>>>, Vec<&str>)> = vec![
+        (None, vec![]),
+        (None, vec!["f"]),
+        (Some(vec![Pred { attribute: "g", op: FILTER_HAS, values: &[] }]), vec!["f"]),
+        (Some(vec![Pred { attribute: "g", op: FILTER_HAS, values: &[] }]), vec![]),
+        (Some(vec![Pred { attribute: "nope", op: FILTER_HAS, values: &[] }]), vec!["f"]),
+        (Some(vec![Pred { attribute: "usd-path", op: FILTER_PREFIX, values: &["/World/c"] }]), vec!["f"]),
+        (Some(vec![Pred { attribute: "usd-path", op: FILTER_IN, values: &["/World/a", "/World/d"] }]), vec!["f"]),
+        (Some(vec![Pred { attribute: "usd-path", op: FILTER_IN, values: &[] }]), vec!["f"]),
+        (Some(vec![Pred { attribute: "usd-path", op: FILTER_CONTAINS, values: &["b"] }]), vec!["f"]),
+        (Some(vec![Pred { attribute: "g", op: 42, values: &[] }]), vec!["f"]),
+        (Some(vec![]), vec!["f"]),
+    ];
+    for (filter, attrs) in &cases {
+        let (op, h) = d.query(filter.as_deref(), attrs);
+        if op != 0 {
+            d.settle(op);
+        }
+        if h != 0 {
+            d.fetch_query_result(h);
+            d.read_all(h, &["f", "g"], Range::Latest);
+            let op = d.release_query(h);
+            if op != 0 {
+                d.settle(op);
+            }
+        }
+    }
+}
+
+fn reserved_metadata(d: &mut Driver<'_>) {
+    let q = d.query_paths(&["/World", "/World/a", "/World/a/child"]);
+    d.write_settled(q, "w", 1, Payload::f32(&[1.0, 2.0, 3.0]));
+    d.seal(1);
+    d.read_all(q, &["usd-path"], Range::Latest);
+    d.write_settled(q, "usd-path", 2, Payload::f32(&[1.0, 2.0, 3.0]));
+}
+
+fn handles(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..1]);
+    d.write_settled(0, "h", 1, Payload::f32(&[1.0]));
+    d.write_settled(0xfeed, "h", 1, Payload::f32(&[1.0]));
+    d.read_all(0, &["h"], Range::Latest);
+    d.read_all(0x1234_5678, &["h"], Range::Latest);
+    d.query_from_list(0);
+    d.query_from_list(0xabcdef);
+    d.fetch_query_result(0);
+    let op = d.release_query(0);
+    d.settle(op);
+    let op = d.delete(0, &["h"], 1);
+    d.settle(op);
+    let spec = MapSpec { attribute: "h", dtype: Some((2, 32, 1)), semantic: 0, prim_mode: 0, attribute_mode: 0 };
+    let (op, _) = d.map(0, &spec, 1, None);
+    d.settle(op);
+    d.drain(0);
+    d.release_read(0);
+    d.unmap_attribute(0);
+    d.write_settled(q, "h", 1, Payload::f32(&[1.0]));
+    let op = d.release_query(q);
+    d.settle(op);
+    d.write_settled(q, "h", 2, Payload::f32(&[1.0]));
+    let op = d.release_query(q);
+    d.settle(op);
+}
+
+fn path_dictionary(d: &mut Driver<'_>) {
+    let t = d.tokens(&["alpha", "beta", ""]);
+    d.token_string(t[0], "alpha");
+    d.token_string(t[2], "empty");
+    d.token_string(0, "0");
+    d.token_string(0xffff_ffff, "unknown");
+    let l = d.path_list(&["/A", "/A/B", "/A"]);
+    d.release_path_list(l);
+    d.release_path_list(l);
+    d.path_list(&["not/absolute"]);
+    d.path_list(&[""]);
+    d.path_list(&["/"]);
+    d.path_list(&["/a//b"]);
+    d.path_list(&[]);
+    d.release_path_list(0);
+}
+
+fn op_lifecycle(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..1]);
+    let mut p = Payload::f32(&[1.0]);
+    let op = d.write(q, Attr::Name("o"), 1, &mut p, false);
+    d.wait(op, INFINITE);
+    d.wait(op, 0);
+    d.release_op(op);
+    d.release_op(op);
+    d.wait(op, 0);
+    d.wait(0, 0);
+    d.wait(0xdead_0000_0001, 0);
+    d.release_op(0);
+    let mut p = Payload::f32(&[1.0]);
+    let failed = d.write(q, Attr::Name("o"), 1, &mut p, true);
+    d.wait(failed, INFINITE);
+    d.wait(failed, 0);
+    d.release_op(failed);
+}
+
+fn retention_frontier(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..1]);
+    for o in 1..=5u64 {
+        d.write_settled(q, "h", o, Payload::f32(&[o as f32]));
+        d.seal(o);
+    }
+    d.ordinal_query(None);
+    d.read_all(q, &["h"], Range::Snapshot(1));
+    d.read_all(q, &["h"], Range::Between(0, 5));
+    d.read_all(q, &["h"], Range::Snapshot(0));
+}
