@@ -627,8 +627,8 @@ impl<'l> Driver<'l> {
     pub(crate) fn ordinal_query(&mut self, attribute: Option<Attr<'_>>) {
         let mut h = 0;
         let (r, label) = match attribute {
-            // SAFETY: live instance, valid output.
             None => {
+                // SAFETY: live instance, valid output.
                 (unsafe { (self.vt.get_oldest_preserved_ordinal.expect("slot"))(self.ctx, &mut h) }, "oldest".into())
             }
             Some(a) => {
