@@ -6,7 +6,8 @@
 //! (insta snapshots must match: no new snapshots are written), the docs with
 //! warnings denied, the Rust and C examples (shared, static, valgrind), the
 //! dlopen test, the C distribution's CMake and pkg-config files, the
-//! snippets the docs cite, the ffi tests and C programs under
+//! snippets the docs cite, the conformance scenarios against their
+//! snapshots, the ffi tests and C programs under
 //! AddressSanitizer, and a bounded run of each fuzz target.
 
 // A command-line program reports its errors on stderr.
@@ -20,6 +21,7 @@ mod asan;
 mod bench;
 mod cexamples;
 mod codegen;
+mod conformance;
 mod ctests;
 mod dist;
 mod fuzz;
@@ -37,6 +39,10 @@ commands:
           build a debug dist and compile the minimal example through pkg-config and CMake
   bench   run the benchmark workloads (release) on our library; --against DIR also on
           DIR/libovstage-dynamic.so side by side; --report FILE writes Markdown
+  conformance [--against DIR [--bless]] [--filter TEXT]
+          the conformance scenarios on our library against the recorded snapshots; --against DIR
+          also on DIR/libovstage-dynamic.so, printing every difference (--bless: rewrite the
+          snapshots from it, keeping those that document a deliberate difference)
   check-snippets
           check the [snippet:NAME] markers in examples/ and tests/ and the snippets docs cite
   asan    the ovstage-ffi tests, C examples and dlopen test under AddressSanitizer (nightly)
@@ -118,6 +124,7 @@ fn test() -> Result<(), String> {
     step_fn("scheduler model under valgrind (release)", valgrind::scheduler_model)?;
     step_fn("dist: pkg-config and CMake consumers", dist::test)?;
     step_fn("check-snippets", check_snippets)?;
+    step_fn("conformance scenarios against their snapshots", conformance::check)?;
     step_fn("benchmark workloads, once each at tiny sizes", bench::smoke)?;
     asan::unit_tests()?;
     step_fn("C examples and dlopen test under ASan", asan::c_programs)?;
@@ -140,6 +147,7 @@ fn main() -> ExitCode {
         Some("dist") => dist::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("check-snippets") => check_snippets(),
+        Some("conformance") => conformance::run(&args[1..]),
         Some("dist-test") => dist::test(),
         Some("asan") => asan::run(),
         Some("fuzz") => fuzz::run(&args[1..]),
