@@ -328,6 +328,12 @@ impl<'l> Driver<'l> {
         ids.into_iter().map(|p| self.path_text(p)).collect()
     }
 
+    /// Prim ids as the paths they name.
+    fn id_paths(&mut self, ids: &[u64]) -> String {
+        let paths: Vec<String> = ids.iter().map(|id| self.path_text(*id)).collect();
+        format!("paths {paths:?}")
+    }
+
     /// The paths a prim group covers, in element order.
     fn group_paths(&mut self, prims: &ovstage_prim_group_t) -> Vec<String> {
         if prims.index_map.is_null() {
@@ -698,7 +704,11 @@ impl<'l> Driver<'l> {
             groups_seen += 1;
             let attribute = self.token_text(g.attribute);
             let paths = self.group_paths(&g.prims);
-            let values = group_values(&g);
+            let mut values = group_values(&g);
+            // Prim ids are each library's own: show the paths they name.
+            if matches!(attribute.as_str(), "usd-path" | "usd-parent" | "usd-children") {
+                values = group_ids(&g).into_iter().map(|ids| self.id_paths(&ids)).collect();
+            }
             for (i, path) in paths.into_iter().enumerate() {
                 let v =
                     if g.is_delete.get() { "deleted".to_string() } else { values.get(i).cloned().unwrap_or_default() };
@@ -924,6 +934,37 @@ fn group_values(g: &ovstage_read_group_t) -> Vec<String> {
             }
             let v: Vec<String> = (0..per_row).map(|k| element(t, r * per_row + k)).collect();
             format!("{} [{}]", dtype(t), v.join(", "))
+        })
+        .collect()
+}
+
+/// Each logical element's 64-bit values of a read group (prim ids).
+fn group_ids(g: &ovstage_read_group_t) -> Vec<Vec<u64>> {
+    let ts = tensors(&g.data);
+    let read = |t: &DLTensor, k: usize| {
+        // SAFETY: element `k` of a 64-bit tensor of the group.
+        unsafe { t.data.cast::<u8>().add(t.byte_offset as usize + 8 * k).cast::<u64>().read_unaligned() }
+    };
+    let count = |t: &DLTensor| (shape(t).iter().product::<i64>() * i64::from(t.dtype.lanes)).max(0) as usize;
+    if ts.iter().any(|t| t.dtype.bits != 64) {
+        return Vec::new();
+    }
+    if g.is_array.get() {
+        return ts.iter().map(|t| (0..count(t)).map(|k| read(t, k)).collect()).collect();
+    }
+    let Some(t) = ts.first() else { return Vec::new() };
+    let rows = shape(t).first().copied().unwrap_or(0).max(0) as usize;
+    let per_row = count(t).checked_div(rows).unwrap_or(0);
+    let map = if g.data.index_map.is_null() {
+        None
+    } else {
+        // SAFETY: one entry per element of the group.
+        Some(unsafe { std::slice::from_raw_parts(g.data.index_map, g.prims.count as usize) })
+    };
+    (0..g.prims.count as usize)
+        .map(|i| {
+            let r = map.map_or(i, |m| m[i] as usize);
+            if r >= rows { Vec::new() } else { (0..per_row).map(|k| read(t, r * per_row + k)).collect() }
         })
         .collect()
 }

@@ -341,7 +341,11 @@ fn maps(d: &mut Driver<'_>) {
 
     let vec3 = MapSpec { attribute: "mp3", dtype: Some((2, 32, 3)), semantic: 6, prim_mode: 0, attribute_mode: 0 };
     let (op, m) = d.map(q, &vec3, 3, None);
+    let ops = d.fill_and_unmap_groups(m, 50.0);
     let end = d.unmap_attribute(m);
+    for o in ops {
+        d.settle(o);
+    }
     d.settle(end);
     d.settle(op);
     let (op, m) = d.map(q, &spec, 4, None);

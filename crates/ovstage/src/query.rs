@@ -284,14 +284,8 @@ impl StageInner {
                 .collect::<Result<Vec<u64>>>()
                 .map(canonical)
         };
-        let needs_values = !matches!(p.op, FilterOp::Has);
-        if needs_values && p.values.is_empty() {
-            return Err(Error::invalid_argument(format!(
-                "{CALL}: {} on '{name}' needs at least one value",
-                p.op.name()
-            ))
-            .with_attribute(&*name));
-        }
+        // An empty value list matches no prim (`IN []`), as on the
+        // reference: every value test below is "any of the values".
         Ok(match (reserved, p.op) {
             (Some(Reserved::Active), _) => {
                 return Err(Error::not_supported(format!(

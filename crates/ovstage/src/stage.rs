@@ -238,10 +238,12 @@ impl StageInner {
     /// The token of an attribute reference (interning a name).
     pub(crate) fn attr_token(&self, attr: AttrRef<'_>, call: &str) -> Result<Token> {
         match attr {
-            AttrRef::Token(t) => {
-                self.paths.token_text(t).map_err(|e| e.prefixed(call))?;
-                Ok(t)
-            }
+            AttrRef::Token(t) => match self.paths.token_text(t) {
+                Ok(_) => Ok(t),
+                // An attribute argument that names nothing is a bad
+                // argument (as the reference reports it).
+                Err(e) => Err(Error::invalid_argument(e.message().to_string()).prefixed(call)),
+            },
             AttrRef::Name(name) => self.paths.intern_token(name).map_err(|e| e.prefixed(call)),
         }
     }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
-use ovstage_types::{Error, OpId, Ordinal, PrimMode, PrimPath, QueryHandle, Result, Semantic, Status};
+use ovstage_types::{OpId, Ordinal, PrimMode, PrimPath, QueryHandle, Result, Semantic, Status};
 
 use crate::api::{AttrRef, AttributeWrite, WriteData};
 use crate::family::Family;
@@ -116,9 +116,6 @@ impl StageInner {
         call: &'static str,
     ) -> Result<OpId> {
         let q = self.query(query, call)?;
-        if writes.len() == 0 {
-            return Err(Error::invalid_argument(format!("{call}: no attributes to write")).with_ordinal(ordinal));
-        }
         let mut entries: PerEntry<Entry> = PerEntry::with_capacity(writes.len());
         for w in writes {
             let token = self.attr_token(w.attribute, call)?;

@@ -99,8 +99,26 @@ fn unsupported_pairings_say_so() {
     }
     let err = s.query(&[Predicate::has("usd-active")], &[]).unwrap_err();
     assert_eq!(err.status(), Status::NotSupported);
-    let err = s.query(&[Predicate::new("usd-path", FilterOp::In, Vec::<String>::new())], &[]).unwrap_err();
-    assert_eq!(err.status(), Status::InvalidArgument);
+}
+
+#[test]
+fn an_empty_value_list_matches_no_prim() {
+    let s = scene();
+    // As on the reference: `IN []` is a valid filter that matches nothing.
+    let (paths, _, _) = run(&s, &[Predicate::new("usd-path", FilterOp::In, Vec::<String>::new())]);
+    assert!(paths.is_empty(), "{paths:?}");
+    let (paths, _, _) = run(&s, &[Predicate::new("usd-path", FilterOp::Prefix, Vec::<String>::new())]);
+    assert!(paths.is_empty(), "{paths:?}");
+}
+
+#[test]
+fn requested_attributes_are_reported_even_when_no_prim_matches() {
+    let s = scene();
+    let q = s.query(&[Predicate::has("no-such-attribute")], &[ovstage::AttrRef::Name("pos")]).unwrap();
+    let result = s.fetch_query_result(q.handle, Timeout::INFINITE).unwrap();
+    assert_eq!(result.total_prim_count, 0);
+    let attrs: Vec<String> = result.attributes.iter().map(|t| s.paths().token_text(*t).unwrap().to_string()).collect();
+    assert_eq!(attrs, ["pos"]);
 }
 
 #[test]

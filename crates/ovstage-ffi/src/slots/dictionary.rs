@@ -238,10 +238,11 @@ unsafe extern "C" fn get_strings_from_tokens(
         run(ctx, "get_strings_from_tokens", |c| {
             let raw = strings::slice(tokens, n, "tokens")?;
             let mut views = Vec::with_capacity(n);
-            for (i, t) in raw.iter().enumerate() {
-                let token = Token::from_raw(*t)
-                    .ok_or_else(|| Error::invalid_argument(format!("tokens[{i}] is the invalid token 0")))?;
-                views.push(token_view(c, token)?);
+            for t in raw {
+                // As the reference: the invalid token 0 and tokens this
+                // dictionary never made read as the empty string.
+                let known = Token::from_raw(*t).and_then(|token| token_view(c, token).ok());
+                views.push(known.unwrap_or(ovx_string_t { ptr: c"".as_ptr(), length: 0 }));
             }
             put_all(out, &views, "out_strings")
         })

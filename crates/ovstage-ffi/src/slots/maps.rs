@@ -16,7 +16,9 @@ use crate::strings;
 
 fn map_handle(raw: u64, call: &str) -> Result<MapHandle> {
     MapHandle::from_raw(raw).ok_or_else(|| {
-        Error::invalid_handle(format!(
+        // 0 is never a handle: a bad argument (as the reference reports it),
+        // not a stale handle.
+        Error::invalid_argument(format!(
             "{call}: the handle is 0 (OVSTAGE_INVALID_MAP_HANDLE), which a rejected enqueue leaves behind"
         ))
     })

@@ -28,7 +28,9 @@ impl std::fmt::Display for PredicateArg {
 
 pub(super) fn query_handle(raw: u64, call: &str) -> Result<QueryHandle> {
     QueryHandle::from_raw(raw).ok_or_else(|| {
-        Error::invalid_handle(format!(
+        // 0 is never a handle: a bad argument (as the reference reports it),
+        // not a stale handle.
+        Error::invalid_argument(format!(
             "{call}: the handle is 0 (OVSTAGE_INVALID_QUERY_HANDLE), which a rejected enqueue leaves behind"
         ))
     })
@@ -54,7 +56,9 @@ pub(super) unsafe extern "C" fn query(
                     let what = |field| PredicateArg { index: i, field };
                     let attribute = strings::attribute(p.attribute, what("attribute"))?;
                     let op = FilterOp::from_raw(p.op.0).ok_or_else(|| {
-                        Error::invalid_argument(format!("{}: {} is not a filter operator (0-7)", what("op"), p.op.0))
+                        // As the reference: an operator it does not know is
+                        // one it does not support.
+                        Error::not_supported(format!("{}: {} is not a filter operator (0-7)", what("op"), p.op.0))
                     })?;
                     let values = strings::texts(p.values, p.value_count, what("values"))?;
                     predicates.push(Predicate::new(attribute, op, values));
@@ -80,7 +84,7 @@ pub(super) unsafe extern "C" fn query_from_path_list(
             strings::non_null(out, Arg(CALL, "out_handle"))?;
             out.write(0);
             let list = PathList::from_raw(list)
-                .ok_or_else(|| Error::invalid_handle(format!("{CALL}: 0 is OVX_INVALID_PRIMPATH_LIST")))?;
+                .ok_or_else(|| Error::invalid_argument(format!("{CALL}: 0 is OVX_INVALID_PRIMPATH_LIST")))?;
             let q = c.stage.query_from_path_list(list).map_err(in_call(CALL))?;
             out.write(q.get());
             Ok(())

@@ -87,7 +87,10 @@ impl StageInner {
             if self.reserved.lookup(f.name).is_some_and(Reserved::is_derived) {
                 continue;
             }
-            if carriers.of(self, f.name).intersects(&matched_bits) {
+            // Requested attributes are reported whether or not a matched
+            // prim carries them (as the reference does); otherwise, those
+            // the matched prims carry.
+            if !scope.is_empty() || carriers.of(self, f.name).intersects(&matched_bits) {
                 attributes.push(f.name);
             }
         }
