@@ -23,6 +23,7 @@ mod codegen;
 mod ctests;
 mod dist;
 mod fuzz;
+mod python;
 mod snippets;
 mod valgrind;
 
@@ -117,6 +118,7 @@ fn test() -> Result<(), String> {
     step_fn("C examples, dlopen test, exported symbols", cexamples::run)?;
     step_fn("scheduler model under valgrind (release)", valgrind::scheduler_model)?;
     step_fn("dist: pkg-config and CMake consumers", dist::test)?;
+    step_fn("Python package: maturin develop, pytest, examples", python::test)?;
     step_fn("check-snippets", check_snippets)?;
     step_fn("benchmark workloads, once each at tiny sizes", bench::smoke)?;
     asan::unit_tests()?;
@@ -137,6 +139,8 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
         Some("codegen") => codegen::run(&args[1..]),
+        Some("bench-py") => python::bench(&args[1..]),
+        Some("test-py") => python::test(),
         Some("dist") => dist::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("check-snippets") => check_snippets(),

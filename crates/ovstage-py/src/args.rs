@@ -92,7 +92,9 @@ pub(crate) fn items<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Vec<Bo
     if obj.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(format!("{name} must be a sequence, not a str")));
     }
-    let it = obj.try_iter().map_err(|_| PyTypeError::new_err(format!("{name} must be a sequence, got {}", type_name(obj))))?;
+    let it = obj
+        .try_iter()
+        .map_err(|_| PyTypeError::new_err(format!("{name} must be a sequence, got {}", type_name(obj))))?;
     it.collect()
 }
 
@@ -133,7 +135,12 @@ impl<'a, 'py> FromPyObject<'a, 'py> for TimeoutArg {
 }
 
 /// A closed enum argument that may be omitted (`None`: the first member).
-pub(crate) fn closed_enum_opt(obj: Option<&Bound<'_, PyAny>>, name: &str, class: &str, members: &[(&str, u32)]) -> PyResult<u32> {
+pub(crate) fn closed_enum_opt(
+    obj: Option<&Bound<'_, PyAny>>,
+    name: &str,
+    class: &str,
+    members: &[(&str, u32)],
+) -> PyResult<u32> {
     match obj {
         Some(o) => closed_enum(o, name, class, members),
         None => Ok(members[0].1),

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use ovstage_abi::dlpack::{DLManagedTensor, DLManagedTensorVersioned};
 use ovstage_dlpack::{ExportedLegacy, ExportedVersioned, Managed};
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use pyo3::{IntoPyObjectExt, ffi};
 
 const VERSIONED: &CStr = c"dltensor_versioned";
 const LEGACY: &CStr = c"dltensor";
@@ -134,17 +134,27 @@ pub(crate) fn request(
     copy: Option<&Bound<'_, PyAny>>,
     device: (i32, i32),
 ) -> PyResult<bool> {
-    if let Some(c) = copy {
-        if !c.is_none() && c.is_truthy()? {
+    if let Some(c) = copy
+        && !c.is_none()
+        && c.is_truthy()?
+    {
+        {
             return Err(PyBufferError::new_err("copy=True is not supported: ovstage exports are zero-copy"));
         }
     }
-    if let Some(d) = dl_device {
-        if !d.is_none() {
-            let t = d.cast::<PyTuple>().map_err(|_| PyTypeError::new_err("dl_device must be a (device_type, device_id) tuple"))?;
-            let pair: (i32, i32) = t.extract().map_err(|_| PyTypeError::new_err("dl_device must be a tuple of two ints"))?;
+    if let Some(d) = dl_device
+        && !d.is_none()
+    {
+        {
+            let t = d
+                .cast::<PyTuple>()
+                .map_err(|_| PyTypeError::new_err("dl_device must be a (device_type, device_id) tuple"))?;
+            let pair: (i32, i32) =
+                t.extract().map_err(|_| PyTypeError::new_err("dl_device must be a tuple of two ints"))?;
             if pair != device {
-                return Err(PyBufferError::new_err(format!("cannot export to device {pair:?}: the tensor is on {device:?}")));
+                return Err(PyBufferError::new_err(format!(
+                    "cannot export to device {pair:?}: the tensor is on {device:?}"
+                )));
             }
         }
     }
@@ -152,9 +162,4 @@ pub(crate) fn request(
         Some(v) if !v.is_none() => v.extract::<(u32, u32)>().map(|(major, _)| major >= 1).unwrap_or(false),
         _ => false,
     })
-}
-
-/// `None` as a Python object (for optional returns).
-pub(crate) fn none(py: Python<'_>) -> PyResult<Py<PyAny>> {
-    py.None().into_py_any(py)
 }

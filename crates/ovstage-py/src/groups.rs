@@ -102,7 +102,11 @@ fn numpy_view<'py>(
 
 fn check_local(local: &Bound<'_, PyAny>, count: u32) -> PyResult<usize> {
     let i = args::u64_arg(local, "local").map_err(|e| {
-        if e.is_instance_of::<PyValueError>(local.py()) { PyIndexError::new_err(format!("local out of range [0, {count})")) } else { e }
+        if e.is_instance_of::<PyValueError>(local.py()) {
+            PyIndexError::new_err(format!("local out of range [0, {count})"))
+        } else {
+            e
+        }
     })?;
     if i >= u64::from(count) {
         return Err(PyIndexError::new_err(format!("local {i} out of range [0, {count})")));
@@ -112,7 +116,11 @@ fn check_local(local: &Bound<'_, PyAny>, count: u32) -> PyResult<usize> {
 
 fn check_index(index: &Bound<'_, PyAny>, count: usize) -> PyResult<usize> {
     let i = args::u64_arg(index, "index").map_err(|e| {
-        if e.is_instance_of::<PyValueError>(index.py()) { PyIndexError::new_err(format!("index out of range [0, {count})")) } else { e }
+        if e.is_instance_of::<PyValueError>(index.py()) {
+            PyIndexError::new_err(format!("index out of range [0, {count})"))
+        } else {
+            e
+        }
     })?;
     if i >= count as u64 {
         return Err(PyIndexError::new_err(format!("tensor index {i} out of range [0, {count})")));
@@ -211,7 +219,12 @@ impl ReadGroup {
         Ok(())
     }
 
-    fn view<'py>(&self, py: Python<'py>, i: &Bound<'py, PyAny>, call: &str) -> PyResult<(Arc<ovstage::ReadGroup>, usize)> {
+    fn view<'py>(
+        &self,
+        py: Python<'py>,
+        i: &Bound<'py, PyAny>,
+        call: &str,
+    ) -> PyResult<(Arc<ovstage::ReadGroup>, usize)> {
         let g = self.live(call)?;
         let i = check_index(i, self.tensor_count)?;
         let _ = py;
@@ -472,18 +485,6 @@ impl MapGroup {
             }
         }
         Some(g)
-    }
-
-    /// Puts a group back (a commit the runtime refused at once).
-    pub(crate) fn restore(&self, g: ovstage::MapGroup) {
-        if let Ok(mut slot) = self.shared.group.lock() {
-            *slot = Some(g);
-        }
-    }
-
-    /// Whether the group was committed.
-    pub(crate) fn is_unmapped(&self) -> bool {
-        self.shared.group.lock().map(|g| g.is_none()).unwrap_or(true)
     }
 
     /// The owning session.

@@ -23,12 +23,12 @@ pub(crate) struct Core {
     pub(crate) op: Option<Py<Operation>>,
     pub(crate) released: AtomicBool,
     /// Objects kept alive with the handle (a path-list query's `PathList`).
-    pub(crate) keep: Option<Py<PyAny>>,
+    pub(crate) _keep: Option<Py<PyAny>>,
 }
 
 impl Core {
     pub(crate) fn new(stage: Py<Stage>, handle: u64, op: Option<Py<Operation>>, keep: Option<Py<PyAny>>) -> Core {
-        Core { stage, handle, op, released: AtomicBool::new(false), keep }
+        Core { stage, handle, op, released: AtomicBool::new(false), _keep: keep }
     }
 
     /// The handle for a call, `INVALID_HANDLE` once released.
@@ -176,8 +176,11 @@ impl Read {
     /// Iterates the groups (fetching until `None`); the caller releases each.
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
     fn groups(slf: &Bound<'_, Self>, timeout: args::TimeoutArg) -> PyResult<GroupIter> {
-        
-        Ok(GroupIter { source: slf.clone().into_any().unbind(), timeout: timeout.0.as_nanos(), done: AtomicBool::new(false) })
+        Ok(GroupIter {
+            source: slf.clone().into_any().unbind(),
+            timeout: timeout.0.as_nanos(),
+            done: AtomicBool::new(false),
+        })
     }
     /// Enqueues the release (`Stage.release_read(self)`).
     fn release<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Operation>> {
@@ -237,8 +240,11 @@ impl Map {
     /// Iterates the groups.
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
     fn groups(slf: &Bound<'_, Self>, timeout: args::TimeoutArg) -> PyResult<GroupIter> {
-        
-        Ok(GroupIter { source: slf.clone().into_any().unbind(), timeout: timeout.0.as_nanos(), done: AtomicBool::new(false) })
+        Ok(GroupIter {
+            source: slf.clone().into_any().unbind(),
+            timeout: timeout.0.as_nanos(),
+            done: AtomicBool::new(false),
+        })
     }
     /// Commits one group.
     #[pyo3(signature = (group, cuda_event = None, cuda_stream = None))]

@@ -38,7 +38,11 @@ fn _dlpack_ingest(
     // non-NULL, `ndim` strides; `m` keeps them alive during the reads.
     let (shape, strides) = unsafe {
         let shape = if ndim == 0 { vec![] } else { std::slice::from_raw_parts(t.shape, ndim).to_vec() };
-        let strides = if t.strides.is_null() || ndim == 0 { None } else { Some(std::slice::from_raw_parts(t.strides, ndim).to_vec()) };
+        let strides = if t.strides.is_null() || ndim == 0 {
+            None
+        } else {
+            Some(std::slice::from_raw_parts(t.strides, ndim).to_vec())
+        };
         (shape, strides)
     };
     let out = (

@@ -23,8 +23,6 @@ pub(crate) struct Operation {
     message: String,
     consumed: AtomicBool,
     keepalive: Mutex<Option<Py<PyAny>>>,
-    /// What `CloneOperation.wait` captured.
-    pub(crate) clone: Mutex<Option<PyResult<Py<PyAny>>>>,
 }
 
 impl Operation {
@@ -35,7 +33,10 @@ impl Operation {
 
     /// A rejected enqueue.
     pub(crate) fn rejected(stage: &Py<Stage>, e: &ovstage::Error, py: Python<'_>) -> Operation {
-        Operation::raw(Some(stage.clone_ref(py)), e.status() as u32, 0, e.message().to_owned(), None)
+        // An ordinal admission conflict proven at submission keeps the code
+        // the published package reports for it at execution (OP_FAILED).
+        let status = if e.message().contains("ordinal conflict") { Status::OpFailed as u32 } else { e.status() as u32 };
+        Operation::raw(Some(stage.clone_ref(py)), status, 0, e.message().to_owned(), None)
     }
 
     /// From an enqueue's result.
@@ -47,30 +48,12 @@ impl Operation {
     }
 
     fn raw(stage: Option<Py<Stage>>, status: u32, op_id: u64, message: String, keep: Option<Py<PyAny>>) -> Operation {
-        Operation {
-            stage,
-            status,
-            op_id,
-            message,
-            consumed: AtomicBool::new(false),
-            keepalive: Mutex::new(keep),
-            clone: Mutex::new(None),
-        }
+        Operation { stage, status, op_id, message, consumed: AtomicBool::new(false), keepalive: Mutex::new(keep) }
     }
 
     /// The op id, when accepted.
     pub(crate) fn op(&self) -> Option<OpId> {
         if self.status == 0 { OpId::from_raw(self.op_id) } else { None }
-    }
-
-    /// The enqueue status.
-    pub(crate) fn status(&self) -> u32 {
-        self.status
-    }
-
-    /// The captured rejection message.
-    pub(crate) fn message(&self) -> &str {
-        &self.message
     }
 
     /// Waits as `wait()` does, without returning the object.
@@ -93,16 +76,19 @@ impl Operation {
                 format!("op {op} is still pending (lowest pending op in its chain: {lowest_pending})"),
             )),
             Err(WaitError::Failed { ops }) => {
-                let msg = stage.op_error(ops[0]).map(|e| e.message().to_owned()).unwrap_or_else(|| format!("op {op} failed"));
+                let msg =
+                    stage.op_error(ops[0]).map(|e| e.message().to_owned()).unwrap_or_else(|| format!("op {op} failed"));
                 if !self.consumed.swap(true, Ordering::AcqRel) {
                     let _ = stage.release_op(op);
                     self.drop_keepalive(py);
                 }
                 Err(ovstage_error(Status::OpFailed as u32, msg))
             }
-            Err(WaitError::Unknown(e)) => {
-                Err(if self.consumed.load(Ordering::Acquire) { invalid_handle(e.message().to_owned()) } else { to_py(&e) })
-            }
+            Err(WaitError::Unknown(e)) => Err(if self.consumed.load(Ordering::Acquire) {
+                invalid_handle(e.message().to_owned())
+            } else {
+                to_py(&e)
+            }),
             Ok(()) => {
                 if self.consumed.swap(true, Ordering::AcqRel) {
                     return Err(invalid_handle(format!("op {op} was already waited (consumed)")));

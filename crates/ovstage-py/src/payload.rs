@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use numpy::{PyUntypedArray, PyUntypedArrayMethods, PyArrayDescrMethods};
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use ovstage::{DType, DTypeCode, Error, HostBytes, Tensor};
 use ovstage_dlpack::{Managed, RowBound};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -100,7 +100,10 @@ fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
     let code = ext_u64(dtype.getattr("code").map_err(|_| Error::invalid_argument("dtype.code"))?, "dtype.code")?;
     let bits = ext_u64(dtype.getattr("bits").map_err(|_| Error::invalid_argument("dtype.bits"))?, "dtype.bits")?;
     let lanes = ext_u64(dtype.getattr("lanes").map_err(|_| Error::invalid_argument("dtype.lanes"))?, "dtype.lanes")?;
-    let code = u8::try_from(code).ok().and_then(DTypeCode::from_raw).ok_or_else(|| Error::invalid_argument(format!("unsupported dtype code {code}")))?;
+    let code = u8::try_from(code)
+        .ok()
+        .and_then(DTypeCode::from_raw)
+        .ok_or_else(|| Error::invalid_argument(format!("unsupported dtype code {code}")))?;
     let dt = DType::new(code, bits as u8, lanes as u16);
     let shape: Vec<u64> = get("shape_tuple")?
         .extract::<Vec<i64>>()
@@ -114,7 +117,9 @@ fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
         let mut expect = 1i64;
         for (d, st) in shape.iter().zip(s.iter()).rev() {
             if *d > 1 && *st != expect {
-                return Err(Error::invalid_argument("non-compact DLTensor strides are not supported in writes; pass a contiguous array"));
+                return Err(Error::invalid_argument(
+                    "non-compact DLTensor strides are not supported in writes; pass a contiguous array",
+                ));
             }
             expect *= *d as i64;
         }
@@ -124,13 +129,22 @@ fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
         d => ext_u64(d, "data")?,
     };
     let offset = ext_u64(get("byte_offset")?, "byte_offset")?;
-    let element = dt.element_bytes().ok_or_else(|| Error::invalid_argument(format!("dtype {dt} has no whole-byte size")))?;
-    let count = shape.iter().try_fold(1u64, |a, d| a.checked_mul(*d)).ok_or_else(|| Error::invalid_argument("shape overflows"))?;
+    let element =
+        dt.element_bytes().ok_or_else(|| Error::invalid_argument(format!("dtype {dt} has no whole-byte size")))?;
+    let count = shape
+        .iter()
+        .try_fold(1u64, |a, d| a.checked_mul(*d))
+        .ok_or_else(|| Error::invalid_argument("shape overflows"))?;
     let len = count.checked_mul(element as u64).ok_or_else(|| Error::invalid_argument("size overflows"))? as usize;
-    if let Ok(nb) = obj.getattr("_nbytes") {
-        if let Ok(nb) = nb.extract::<u64>() {
-            if (len as u64).saturating_add(offset) > nb {
-                return Err(Error::invalid_argument(format!("DLTensor describes {len} bytes but its buffer holds {nb}")));
+    if let Ok(nb) = obj.getattr("_nbytes")
+        && let Ok(nb) = nb.extract::<u64>()
+        && (len as u64).saturating_add(offset) > nb
+    {
+        {
+            {
+                return Err(Error::invalid_argument(format!(
+                    "DLTensor describes {len} bytes but its buffer holds {nb}"
+                )));
             }
         }
     }

@@ -5,7 +5,6 @@
 //! bad Python arguments raise `TypeError`/`ValueError` before anything is
 //! submitted; every wait and fetch releases the GIL.
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
 
 use ovstage::{
@@ -37,7 +36,9 @@ pub(crate) struct Stage {
 static RESULT_CLASSES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 fn values_mod(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    RESULT_CLASSES.get_or_try_init(py, || Ok::<_, PyErr>(py.import("ovstage._values")?.into_any().unbind())).map(|m| m.bind(py))
+    RESULT_CLASSES
+        .get_or_try_init(py, || Ok::<_, PyErr>(py.import("ovstage._values")?.into_any().unbind()))
+        .map(|m| m.bind(py))
 }
 
 impl Stage {
@@ -126,7 +127,9 @@ impl Attr {
     }
     fn as_ref(&self) -> Result<AttrRef<'_>, Error> {
         match self {
-            Attr::Token(t) => Token::from_raw(*t).map(AttrRef::Token).ok_or_else(|| Error::invalid_argument("attribute token 0 is invalid")),
+            Attr::Token(t) => Token::from_raw(*t)
+                .map(AttrRef::Token)
+                .ok_or_else(|| Error::invalid_argument("attribute token 0 is invalid")),
             Attr::Name(n) => Ok(AttrRef::Name(n)),
         }
     }
@@ -134,7 +137,11 @@ impl Attr {
 
 fn tokens(list: &[u64], name: &str) -> Result<Vec<AttrRef<'static>>, Error> {
     list.iter()
-        .map(|t| Token::from_raw(*t).map(AttrRef::Token).ok_or_else(|| Error::invalid_argument(format!("{name}: token 0 is invalid"))))
+        .map(|t| {
+            Token::from_raw(*t)
+                .map(AttrRef::Token)
+                .ok_or_else(|| Error::invalid_argument(format!("{name}: token 0 is invalid")))
+        })
         .collect()
 }
 
@@ -163,7 +170,10 @@ fn write_args(
     }
     let attr = Attr::from(attribute, "attribute")?;
     let is_array = args::strict_bool(is_array, "is_array")?;
-    let semantic = match semantic { Some(s) => args::i32_arg(s, "semantic")?, None => 0 };
+    let semantic = match semantic {
+        Some(s) => args::i32_arg(s, "semantic")?,
+        None => 0,
+    };
     let mode = args::closed_enum_opt(attribute_mode, "attribute_mode", "AttributeMode", args::ATTRIBUTE_MODES)?;
     fn opt<'a, 'py>(o: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
         o.filter(|x| !x.is_none())
@@ -203,13 +213,27 @@ fn write_args(
         let Some(c) = count else { return Err(PyValueError::new_err("mask requires count")) };
         let bits = args::uint_list(m, "mask", 64)?;
         if bits.len() < (c as usize).div_ceil(64) {
-            return Err(PyValueError::new_err(format!("mask needs at least {} words for count {c}", (c as usize).div_ceil(64))));
+            return Err(PyValueError::new_err(format!(
+                "mask needs at least {} words for count {c}",
+                (c as usize).div_ceil(64)
+            )));
         }
         Selection::Mask { count: c, bits }
     } else if let Some(c) = count {
         Selection::Leading(c)
     } else {
         Selection::All
+    };
+    let packed_nd = is_array
+        && tensors.is_instance_of::<numpy::PyUntypedArray>()
+        && tensors.cast::<numpy::PyUntypedArray>().map(|a| numpy::PyUntypedArrayMethods::ndim(a) > 1).unwrap_or(false);
+    let flat;
+    let tensors = if packed_nd {
+        // A packed array payload is rows of scalar elements: (2, 2) over two prims is [1, 2] and [3, 4].
+        flat = tensors.call_method1("reshape", (-1,))?;
+        &flat
+    } else {
+        tensors
     };
     let data = match payload::tensors(py, tensors)? {
         Err(e) => Err(e),
@@ -274,7 +298,12 @@ fn path_text(stage: &ovstage::Stage, p: PrimPath) -> String {
 impl Stage {
     #[new]
     #[pyo3(signature = (name = None, config = None, *, _admission = 0, _lanes = 0))]
-    fn py_new(name: Option<&Bound<'_, PyAny>>, config: Option<&Bound<'_, PyAny>>, _admission: u32, _lanes: usize) -> PyResult<Stage> {
+    fn py_new(
+        name: Option<&Bound<'_, PyAny>>,
+        config: Option<&Bound<'_, PyAny>>,
+        _admission: u32,
+        _lanes: usize,
+    ) -> PyResult<Stage> {
         let _ = config;
         let name = match name {
             None => "ovstage".to_owned(),
@@ -292,7 +321,10 @@ impl Stage {
         if _lanes > 0 {
             cfg = cfg.with_lanes(_lanes);
         }
-        Ok(Stage { inner: RwLock::new(Some(Arc::new(ovstage::Stage::with_config(name, cfg)))), orphans: Mutex::new(Vec::new()) })
+        Ok(Stage {
+            inner: RwLock::new(Some(Arc::new(ovstage::Stage::with_config(name, cfg)))),
+            orphans: Mutex::new(Vec::new()),
+        })
     }
 
     /// Drains outstanding work and frees the instance (idempotent).
@@ -320,7 +352,12 @@ impl Stage {
 
     /// `(code, error_op_ids, lowest_pending_op_id)` of waiting for `op_id`; never raises for runtime outcomes.
     #[pyo3(signature = (op_id, timeout = args::TimeoutArg::INFINITE))]
-    fn wait_op(&self, py: Python<'_>, op_id: &Bound<'_, PyAny>, timeout: args::TimeoutArg) -> PyResult<(u32, Vec<u64>, u64)> {
+    fn wait_op(
+        &self,
+        py: Python<'_>,
+        op_id: &Bound<'_, PyAny>,
+        timeout: args::TimeoutArg,
+    ) -> PyResult<(u32, Vec<u64>, u64)> {
         let id = args::u64_arg(op_id, "op_id")?;
         let t = timeout.0;
         let stage = self.stage("wait_op")?;
@@ -358,7 +395,11 @@ impl Stage {
 
     /// Enqueues a filter query (conjunction of `filter`'s predicates; `attrs` scopes the reported attributes).
     #[pyo3(signature = (filter = None, attrs = None))]
-    fn query<'py>(slf: &Bound<'py, Self>, filter: Option<&Bound<'py, PyAny>>, attrs: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Query>> {
+    fn query<'py>(
+        slf: &Bound<'py, Self>,
+        filter: Option<&Bound<'py, PyAny>>,
+        attrs: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Query>> {
         let py = slf.py();
         let stage = slf.get().stage("query")?;
         let attrs = match attrs.filter(|a| !a.is_none()) {
@@ -371,17 +412,35 @@ impl Stage {
             for p in list.try_iter()? {
                 let p = p?;
                 let attr = Attr::from(&p.getattr("attribute")?, "Predicate.attribute")?;
-                let op = args::closed_enum(&p.getattr("op")?, "Predicate.op", "FilterOp", &[
-                    ("HAS", 0), ("IN", 1), ("CONTAINS", 2), ("PREFIX", 3), ("LT", 4), ("LE", 5), ("GT", 6), ("GE", 7),
-                ])?;
-                let values: Vec<String> = p.getattr("values")?.try_iter()?.map(|v| v.and_then(|v| Ok(v.str()?.to_string()))).collect::<PyResult<_>>()?;
+                let op = args::closed_enum(
+                    &p.getattr("op")?,
+                    "Predicate.op",
+                    "FilterOp",
+                    &[
+                        ("HAS", 0),
+                        ("IN", 1),
+                        ("CONTAINS", 2),
+                        ("PREFIX", 3),
+                        ("LT", 4),
+                        ("LE", 5),
+                        ("GT", 6),
+                        ("GE", 7),
+                    ],
+                )?;
+                let values: Vec<String> = p
+                    .getattr("values")?
+                    .try_iter()?
+                    .map(|v| v.and_then(|v| Ok(v.str()?.to_string())))
+                    .collect::<PyResult<_>>()?;
                 preds.push((attr, op, values));
             }
         }
         let r = (|| {
             let predicates = preds
                 .iter()
-                .map(|(a, op, v)| Ok(Predicate::new(a.as_ref()?, FilterOp::from_raw(*op).expect("checked"), v.iter().cloned())))
+                .map(|(a, op, v)| {
+                    Ok(Predicate::new(a.as_ref()?, FilterOp::from_raw(*op).expect("checked"), v.iter().cloned()))
+                })
                 .collect::<Result<Vec<_>, Error>>()?;
             let attrs = tokens(&attrs, "attrs")?;
             stage.query(&predicates, &attrs)
@@ -402,7 +461,9 @@ impl Stage {
         if let Ok(true) = path_list.getattr("released").and_then(|r| r.is_truthy()) {
             return Err(invalid_handle(format!("query_from_path_list: path list {id} was released")));
         }
-        let list = PathList::from_raw(id).ok_or_else(|| ovstage_error(Status::InvalidArgument as u32, "query_from_path_list: path list 0 is invalid"))?;
+        let list = PathList::from_raw(id).ok_or_else(|| {
+            ovstage_error(Status::InvalidArgument as u32, "query_from_path_list: path list 0 is invalid")
+        })?;
         let h = stage.query_from_path_list(list).map_err(|e| {
             if e.status() == Status::InvalidArgument && stage.paths().path_list_len(list).is_err() {
                 invalid_handle(e.message().to_owned())
@@ -415,12 +476,21 @@ impl Stage {
 
     /// The query's result (waits up to `timeout`).
     #[pyo3(signature = (query, timeout = args::TimeoutArg::INFINITE))]
-    pub(crate) fn fetch_query_result<'py>(slf: &Bound<'py, Self>, query: &Bound<'py, PyAny>, timeout: args::TimeoutArg) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn fetch_query_result<'py>(
+        slf: &Bound<'py, Self>,
+        query: &Bound<'py, PyAny>,
+        timeout: args::TimeoutArg,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let t = timeout.0;
         let h = query_arg(query)?;
         let stage = slf.get().stage("fetch_query_result")?;
-        let q = QueryHandle::from_raw(h).ok_or_else(|| ovstage_error(Status::InvalidArgument as u32, "fetch_query_result: the query was rejected at enqueue (handle 0)"))?;
+        let q = QueryHandle::from_raw(h).ok_or_else(|| {
+            ovstage_error(
+                Status::InvalidArgument as u32,
+                "fetch_query_result: the query was rejected at enqueue (handle 0)",
+            )
+        })?;
         let r = py.detach(|| stage.fetch_query_result(q, t)).py()?;
         let attrs: Vec<u64> = r.attributes.iter().map(|t| t.get()).collect();
         values_mod(py)?.getattr("QueryResult")?.call1((attrs, r.total_prim_count, r.handle.get()))
@@ -428,11 +498,20 @@ impl Stage {
 
     /// Enqueues the release of a query.
     #[pyo3(name = "release_query")]
-    pub(crate) fn release_query_obj<'py>(slf: &Bound<'py, Self>, query: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Operation>> {
-        release_with(slf, query, "release_query", |q: &Query| &q.core, |s, h| match QueryHandle::from_raw(h) {
-            Some(q) => s.release_query(q),
-            None => Err(Error::invalid_argument("release_query: handle 0")),
-        })
+    pub(crate) fn release_query_obj<'py>(
+        slf: &Bound<'py, Self>,
+        query: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Operation>> {
+        release_with(
+            slf,
+            query,
+            "release_query",
+            |q: &Query| &q.core,
+            |s, h| match QueryHandle::from_raw(h) {
+                Some(q) => s.release_query(q),
+                None => Err(Error::invalid_argument("release_query: handle 0")),
+            },
+        )
     }
 
     // ---- reads
@@ -463,12 +542,21 @@ impl Stage {
 
     /// The next group of a read, or `None` at the end.
     #[pyo3(signature = (read, timeout = args::TimeoutArg::INFINITE))]
-    pub(crate) fn fetch_read_next<'py>(slf: &Bound<'py, Self>, read: &Bound<'py, PyAny>, timeout: args::TimeoutArg) -> PyResult<Py<PyAny>> {
+    pub(crate) fn fetch_read_next<'py>(
+        slf: &Bound<'py, Self>,
+        read: &Bound<'py, PyAny>,
+        timeout: args::TimeoutArg,
+    ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let t = timeout.0;
         let h = handle_of::<Read>(read, "read", |r| &r.core)?;
         let stage = slf.get().stage("fetch_read_next")?;
-        let r = ReadHandle::from_raw(h).ok_or_else(|| ovstage_error(Status::InvalidArgument as u32, "fetch_read_next: the read was rejected at enqueue (handle 0)"))?;
+        let r = ReadHandle::from_raw(h).ok_or_else(|| {
+            ovstage_error(
+                Status::InvalidArgument as u32,
+                "fetch_read_next: the read was rejected at enqueue (handle 0)",
+            )
+        })?;
         match py.detach(|| stage.fetch_read_next(r, t)) {
             Ok(Some(g)) => Ok(Py::new(py, ReadGroup::new(slf.clone().unbind(), g))?.into_any()),
             Ok(None) => Ok(py.None()),
@@ -479,18 +567,29 @@ impl Stage {
 
     /// Releases a fetched read group.
     fn release_group(&self, group: &Bound<'_, PyAny>) -> PyResult<()> {
-        let g = group.cast::<ReadGroup>().map_err(|_| PyTypeError::new_err(format!("group must be a ReadGroup, got {}", type_name(group))))?;
+        let g = group
+            .cast::<ReadGroup>()
+            .map_err(|_| PyTypeError::new_err(format!("group must be a ReadGroup, got {}", type_name(group))))?;
         self.stage("release_group")?;
         g.get().release_inner()
     }
 
     /// Enqueues the release of a read handle.
     #[pyo3(name = "release_read")]
-    pub(crate) fn release_read_obj<'py>(slf: &Bound<'py, Self>, read: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Operation>> {
-        release_with(slf, read, "release_read", |r: &Read| &r.core, |s, h| match ReadHandle::from_raw(h) {
-            Some(r) => s.release_read(r),
-            None => Err(Error::invalid_argument("release_read: handle 0")),
-        })
+    pub(crate) fn release_read_obj<'py>(
+        slf: &Bound<'py, Self>,
+        read: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Operation>> {
+        release_with(
+            slf,
+            read,
+            "release_read",
+            |r: &Read| &r.core,
+            |s, h| match ReadHandle::from_raw(h) {
+                Some(r) => s.release_read(r),
+                None => Err(Error::invalid_argument("release_read: handle 0")),
+            },
+        )
     }
 
     // ---- writes
@@ -520,12 +619,30 @@ impl Stage {
         let q = query_arg(query)?;
         let ordinal = args::u64_arg(ordinal, "ordinal")?;
         let mode = args::closed_enum_opt(prim_mode, "prim_mode", "PrimMode", args::PRIM_MODES)?;
-        let w = write_args(py, attribute, tensors, is_array, semantic, attribute_mode, index_map, mask, count, cuda_event, cuda_stream)?;
+        let w = write_args(
+            py,
+            attribute,
+            tensors,
+            is_array,
+            semantic,
+            attribute_mode,
+            index_map,
+            mask,
+            count,
+            cuda_event,
+            cuda_stream,
+        )?;
         let placed = placement_check(placement)?;
         let stage = slf.get().stage("write_attribute")?;
         let r = placed.and_then(|()| {
             let data = w.data?;
-            stage.write_attribute(raw_query(q)?, w.attr.as_ref()?, ordinal, data, PrimMode::from_raw(mode).expect("checked"))
+            stage.write_attribute(
+                raw_query(q)?,
+                w.attr.as_ref()?,
+                ordinal,
+                data,
+                PrimMode::from_raw(mode).expect("checked"),
+            )
         });
         Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
     }
@@ -574,6 +691,11 @@ impl Stage {
                 let data = std::mem::replace(&mut e.data, Err(Error::internal("taken")))?;
                 list.push(AttributeWrite { attribute: e.attr.as_ref()?, data });
             }
+            if list.is_empty() {
+                // An empty batch is a no-op op: an advance that seals nothing.
+                raw_query(q)?;
+                return stage.advance_write_floor(0u64, FloorScope::Include(Vec::new()));
+            }
             stage.write_attributes(raw_query(q)?, list, ordinal, PrimMode::from_raw(mode).expect("checked"))
         });
         Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
@@ -588,7 +710,10 @@ impl Stage {
     ) -> PyResult<Bound<'py, Operation>> {
         let py = slf.py();
         let q = query_arg(query)?;
-        let attrs = args::items(attributes, "attributes")?.iter().map(|a| Attr::from(a, "attributes entries")).collect::<PyResult<Vec<_>>>()?;
+        let attrs = args::items(attributes, "attributes")?
+            .iter()
+            .map(|a| Attr::from(a, "attributes entries"))
+            .collect::<PyResult<Vec<_>>>()?;
         let ordinal = args::u64_arg(ordinal, "ordinal")?;
         let stage = slf.get().stage("delete_attributes")?;
         let r = (|| {
@@ -622,10 +747,16 @@ impl Stage {
         let ordinal = args::u64_arg(ordinal, "ordinal")?;
         let mode = args::closed_enum_opt(prim_mode, "prim_mode", "PrimMode", args::PRIM_MODES)?;
         let am = args::closed_enum_opt(attribute_mode, "attribute_mode", "AttributeMode", args::ATTRIBUTE_MODES)?;
-        let semantic = match semantic { Some(s) => args::i32_arg(s, "semantic")?, None => 0 };
+        let semantic = match semantic {
+            Some(s) => args::i32_arg(s, "semantic")?,
+            None => 0,
+        };
         let dtype = match dtype.filter(|d| !d.is_none()) {
             Some(d) => {
-                let code = args::u32_arg(&d.getattr("code").map_err(|_| PyTypeError::new_err("dtype must be a DLDataType"))?, "dtype.code")?;
+                let code = args::u32_arg(
+                    &d.getattr("code").map_err(|_| PyTypeError::new_err("dtype must be a DLDataType"))?,
+                    "dtype.code",
+                )?;
                 let bits = args::u32_arg(&d.getattr("bits")?, "dtype.bits")?;
                 let lanes = args::u32_arg(&d.getattr("lanes")?, "dtype.lanes")?;
                 Some((code, bits, lanes))
@@ -641,7 +772,10 @@ impl Stage {
         let r = placed.and_then(|()| {
             let dtype = match dtype {
                 Some((c, b, l)) => Some(DType::new(
-                    u8::try_from(c).ok().and_then(DTypeCode::from_raw).ok_or_else(|| Error::invalid_argument(format!("map_attribute: unsupported dtype code {c}")))?,
+                    u8::try_from(c)
+                        .ok()
+                        .and_then(DTypeCode::from_raw)
+                        .ok_or_else(|| Error::invalid_argument(format!("map_attribute: unsupported dtype code {c}")))?,
                     u8::try_from(b).map_err(|_| Error::invalid_argument("dtype.bits"))?,
                     u16::try_from(l).map_err(|_| Error::invalid_argument("dtype.lanes"))?,
                 )),
@@ -667,23 +801,38 @@ impl Stage {
             stage.map_attribute(raw_query(q)?, desc, ordinal, sizes.as_deref())
         });
         let me: Py<Stage> = slf.clone().unbind();
-        let r = r.map_err(|e| if e.status() == Status::InvalidArgument && e.message().contains("dtype") && dtype.is_none() { Error::not_supported(e.message().to_owned()) } else { e });
+        let r = r.map_err(|e| {
+            if e.status() == Status::InvalidArgument && e.message().contains("dtype") && dtype.is_none() {
+                Error::not_supported(e.message().to_owned())
+            } else {
+                e
+            }
+        });
         let (handle, op) = match r {
             Ok(e) => (e.handle.get(), Operation::accepted(&me, e.op, py)),
             Err(e) => (0, Operation::rejected(&me, &e, py)),
         };
-        Bound::new(py, Map { core: Core::new(me, handle, Some(Py::new(py, op)?), None), fetched: Mutex::new(Vec::new()) })
+        Bound::new(
+            py,
+            Map { core: Core::new(me, handle, Some(Py::new(py, op)?), None), fetched: Mutex::new(Vec::new()) },
+        )
     }
 
     /// The next group of a map session, or `None` at the end.
     #[pyo3(signature = (mapping, timeout = args::TimeoutArg::INFINITE))]
-    pub(crate) fn fetch_map_next<'py>(slf: &Bound<'py, Self>, mapping: &Bound<'py, PyAny>, timeout: args::TimeoutArg) -> PyResult<Py<PyAny>> {
+    pub(crate) fn fetch_map_next<'py>(
+        slf: &Bound<'py, Self>,
+        mapping: &Bound<'py, PyAny>,
+        timeout: args::TimeoutArg,
+    ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let t = timeout.0;
         let m = mapping.cast::<Map>().map_err(|_| PyTypeError::new_err("mapping must be a Map"))?;
         let h = m.get().core.live("Map")?;
         let stage = slf.get().stage("fetch_map_next")?;
-        let mh = MapHandle::from_raw(h).ok_or_else(|| ovstage_error(Status::InvalidArgument as u32, "fetch_map_next: the map was rejected at enqueue (handle 0)"))?;
+        let mh = MapHandle::from_raw(h).ok_or_else(|| {
+            ovstage_error(Status::InvalidArgument as u32, "fetch_map_next: the map was rejected at enqueue (handle 0)")
+        })?;
         match py.detach(|| stage.fetch_map_next(mh, t)) {
             Ok(Some(g)) => {
                 let g = Py::new(py, MapGroup::new(slf.clone().unbind(), m.clone().unbind(), g))?;
@@ -714,14 +863,19 @@ impl Stage {
             }
         }
         let m = mapping.cast::<Map>().map_err(|_| PyTypeError::new_err("mapping must be a Map"))?;
-        let g = group.cast::<MapGroup>().map_err(|_| PyTypeError::new_err(format!("group must be a MapGroup, got {}", type_name(group))))?;
+        let g = group
+            .cast::<MapGroup>()
+            .map_err(|_| PyTypeError::new_err(format!("group must be a MapGroup, got {}", type_name(group))))?;
         let h = m.get().core.live("Map")?;
         if !g.get().map().is(m) {
             return Err(PyValueError::new_err("the group belongs to another map session"));
         }
         let stage = slf.get().stage("unmap_group")?;
-        let mh = MapHandle::from_raw(h).ok_or_else(|| invalid_handle("unmap_group: the map was rejected at enqueue"))?;
-        let Some(inner) = g.get().take_for_commit() else { return Err(invalid_handle("unmap_group: the group was already unmapped")) };
+        let mh =
+            MapHandle::from_raw(h).ok_or_else(|| invalid_handle("unmap_group: the map was rejected at enqueue"))?;
+        let Some(inner) = g.get().take_for_commit() else {
+            return Err(invalid_handle("unmap_group: the group was already unmapped"));
+        };
         let r = stage.unmap_group(mh, inner);
         if let Ok(mut f) = m.get().fetched.lock() {
             f.retain(|x| !x.is(g));
@@ -773,10 +927,14 @@ impl Stage {
 
     /// Queries an attribute's effective write floor (`None`: the global floor).
     #[pyo3(signature = (attribute = None))]
-    fn get_attribute_write_floor<'py>(slf: &Bound<'py, Self>, attribute: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, OrdinalQuery>> {
-        let py = slf.py();
+    fn get_attribute_write_floor<'py>(
+        slf: &Bound<'py, Self>,
+        attribute: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, OrdinalQuery>> {
         let attr = match attribute.filter(|a| !a.is_none()) {
-            Some(a) if a.is_instance_of::<pyo3::types::PyFloat>() => return Err(PyTypeError::new_err("attribute must be an int, got float")),
+            Some(a) if a.is_instance_of::<pyo3::types::PyFloat>() => {
+                return Err(PyTypeError::new_err("attribute must be an int, got float"));
+            }
             Some(a) => Some(Attr::from(a, "attribute")?),
             None => None,
         };
@@ -799,22 +957,36 @@ impl Stage {
 
     /// The ordinal of an ordinal query (waits up to `timeout`).
     #[pyo3(signature = (ordinal_query, timeout = args::TimeoutArg::INFINITE))]
-    pub(crate) fn fetch_ordinal(slf: &Bound<'_, Self>, ordinal_query: &Bound<'_, PyAny>, timeout: args::TimeoutArg) -> PyResult<u64> {
+    pub(crate) fn fetch_ordinal(
+        slf: &Bound<'_, Self>,
+        ordinal_query: &Bound<'_, PyAny>,
+        timeout: args::TimeoutArg,
+    ) -> PyResult<u64> {
         let py = slf.py();
         let t = timeout.0;
         let h = handle_of::<OrdinalQuery>(ordinal_query, "ordinal_query", |q| &q.core)?;
         let stage = slf.get().stage("fetch_ordinal")?;
-        let q = OrdinalQueryHandle::from_raw(h).ok_or_else(|| ovstage_error(Status::InvalidArgument as u32, "fetch_ordinal: handle 0"))?;
+        let q = OrdinalQueryHandle::from_raw(h)
+            .ok_or_else(|| ovstage_error(Status::InvalidArgument as u32, "fetch_ordinal: handle 0"))?;
         Ok(py.detach(|| stage.fetch_ordinal(q, t)).py()?.get())
     }
 
     /// Enqueues the release of an ordinal query.
     #[pyo3(name = "release_ordinal_query")]
-    pub(crate) fn release_ordinal_query_obj<'py>(slf: &Bound<'py, Self>, ordinal_query: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Operation>> {
-        release_with(slf, ordinal_query, "release_ordinal_query", |q: &OrdinalQuery| &q.core, |s, h| match OrdinalQueryHandle::from_raw(h) {
-            Some(q) => s.release_ordinal_query(q),
-            None => Err(Error::invalid_argument("release_ordinal_query: handle 0")),
-        })
+    pub(crate) fn release_ordinal_query_obj<'py>(
+        slf: &Bound<'py, Self>,
+        ordinal_query: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Operation>> {
+        release_with(
+            slf,
+            ordinal_query,
+            "release_ordinal_query",
+            |q: &OrdinalQuery| &q.core,
+            |s, h| match OrdinalQueryHandle::from_raw(h) {
+                Some(q) => s.release_ordinal_query(q),
+                None => Err(Error::invalid_argument("release_ordinal_query: handle 0")),
+            },
+        )
     }
 
     // ---- clone
@@ -827,11 +999,18 @@ impl Stage {
         ordinal: &Bound<'py, PyAny>,
         op_class: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let src: String = source_path.cast::<PyString>().map_err(|_| PyTypeError::new_err("source_path must be a str"))?.to_str()?.to_owned();
+        let src: String = source_path
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err("source_path must be a str"))?
+            .to_str()?
+            .to_owned();
         let targets: Vec<String> = args::items(target_paths, "target_paths")?
             .iter()
-            .map(|t| t.cast::<PyString>().map_err(|_| PyTypeError::new_err("target_paths entries must be str")).and_then(|s| Ok(s.to_str()?.to_owned())))
+            .map(|t| {
+                t.cast::<PyString>()
+                    .map_err(|_| PyTypeError::new_err("target_paths entries must be str"))
+                    .and_then(|s| Ok(s.to_str()?.to_owned()))
+            })
             .collect::<PyResult<_>>()?;
         let ordinal = args::u64_arg(ordinal, "ordinal")?;
         let stage = slf.get().stage("clone")?;
@@ -849,7 +1028,11 @@ impl Stage {
 
     /// The report of a clone op (while it is tracked).
     #[pyo3(signature = (op_or_id, timeout = args::TimeoutArg::INFINITE))]
-    fn fetch_clone_result<'py>(slf: &Bound<'py, Self>, op_or_id: &Bound<'py, PyAny>, timeout: args::TimeoutArg) -> PyResult<Bound<'py, PyAny>> {
+    fn fetch_clone_result<'py>(
+        slf: &Bound<'py, Self>,
+        op_or_id: &Bound<'py, PyAny>,
+        timeout: args::TimeoutArg,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let t = timeout.0;
         let id = match op_or_id.cast::<Operation>() {
@@ -857,9 +1040,15 @@ impl Stage {
             Err(_) => args::u64_arg(op_or_id, "op_id")?,
         };
         let stage = slf.get().stage("fetch_clone_result")?;
-        let op = OpId::from_raw(id).ok_or_else(|| ovstage_error(Status::InvalidArgument as u32, "fetch_clone_result: op id 0"))?;
+        let op = OpId::from_raw(id)
+            .ok_or_else(|| ovstage_error(Status::InvalidArgument as u32, "fetch_clone_result: op id 0"))?;
         let r = py.detach(|| stage.fetch_clone_result(op, t)).py()?;
-        values_mod(py)?.getattr("CloneResult")?.call1((r.prims_cloned, r.target_count, r.source_prim_count, r.ordinal.get()))
+        values_mod(py)?.getattr("CloneResult")?.call1((
+            r.prims_cloned,
+            r.target_count,
+            r.source_prim_count,
+            r.ordinal.get(),
+        ))
     }
 
     // ---- hierarchy
@@ -877,7 +1066,11 @@ impl Stage {
         let relation = args::i32_arg(relation, "relation")?;
         let stage = slf.get().stage("get_hierarchy")?;
         let r = (|| {
-            let rel = u32::try_from(relation).ok().and_then(HierarchyRelation::from_raw).ok_or_else(|| Error::invalid_argument(format!("get_hierarchy: relation {relation} is not PARENT, CHILDREN or SIBLINGS")))?;
+            let rel = u32::try_from(relation).ok().and_then(HierarchyRelation::from_raw).ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "get_hierarchy: relation {relation} is not PARENT, CHILDREN or SIBLINGS"
+                ))
+            })?;
             let l = PathList::from_raw(list).ok_or_else(|| Error::invalid_argument("get_hierarchy: path list 0"))?;
             stage.get_hierarchy(l, ordinal, rel)
         })();
@@ -890,11 +1083,15 @@ impl Stage {
     }
 
     /// The result of a hierarchy lookup (waits).
-    pub(crate) fn fetch_hierarchy_result<'py>(slf: &Bound<'py, Self>, hierarchy: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn fetch_hierarchy_result<'py>(
+        slf: &Bound<'py, Self>,
+        hierarchy: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let h = handle_of::<Hierarchy>(hierarchy, "hierarchy", |h| &h.core)?;
         let stage = slf.get().stage("fetch_hierarchy_result")?;
-        let hh = HierarchyHandle::from_raw(h).ok_or_else(|| ovstage_error(Status::InvalidArgument as u32, "fetch_hierarchy_result: handle 0"))?;
+        let hh = HierarchyHandle::from_raw(h)
+            .ok_or_else(|| ovstage_error(Status::InvalidArgument as u32, "fetch_hierarchy_result: handle 0"))?;
         let r = py.detach(|| stage.fetch_hierarchy_result(hh, Timeout::INFINITE)).py()?;
         let m = values_mod(py)?;
         let item_cls = m.getattr("HierarchyItem")?;
@@ -911,11 +1108,20 @@ impl Stage {
 
     /// Enqueues the release of a hierarchy handle.
     #[pyo3(name = "release_hierarchy")]
-    pub(crate) fn release_hierarchy_obj<'py>(slf: &Bound<'py, Self>, hierarchy: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Operation>> {
-        release_with(slf, hierarchy, "release_hierarchy", |h: &Hierarchy| &h.core, |s, h| match HierarchyHandle::from_raw(h) {
-            Some(h) => s.release_hierarchy(h),
-            None => Err(Error::invalid_argument("release_hierarchy: handle 0")),
-        })
+    pub(crate) fn release_hierarchy_obj<'py>(
+        slf: &Bound<'py, Self>,
+        hierarchy: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Operation>> {
+        release_with(
+            slf,
+            hierarchy,
+            "release_hierarchy",
+            |h: &Hierarchy| &h.core,
+            |s, h| match HierarchyHandle::from_raw(h) {
+                Some(h) => s.release_hierarchy(h),
+                None => Err(Error::invalid_argument("release_hierarchy: handle 0")),
+            },
+        )
     }
 
     /// World-transform computation: not supported (the enqueue is rejected with NOT_SUPPORTED).
@@ -929,7 +1135,9 @@ impl Stage {
         let py = slf.py();
         args::u64_arg(input_ordinal, "input_ordinal")?;
         let out = args::u64_arg(output_ordinal, "output_ordinal")?;
-        if let Some(m) = model { args::i32_arg(m, "model")?; }
+        if let Some(m) = model {
+            args::i32_arg(m, "model")?;
+        }
         let stage = slf.get().stage("compute_hierarchy")?;
         let r = stage.compute_hierarchy(None, out);
         Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
@@ -938,7 +1146,9 @@ impl Stage {
     // ---- path dictionary (raising OvxError)
 
     fn _intern_token(&self, s: &Bound<'_, PyAny>) -> PyResult<u64> {
-        let s = s.cast::<PyString>().map_err(|_| PyTypeError::new_err(format!("string must be a str, got {}", type_name(s))))?;
+        let s = s
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err(format!("string must be a str, got {}", type_name(s))))?;
         let stage = self.stage("intern_token").map_err(|_| ovx_error("the Stage was destroyed"))?;
         stage.paths().intern_token(s.to_str()?).map(|t| t.get()).map_err(|e| ovx_error(e.message().to_owned()))
     }
@@ -948,8 +1158,13 @@ impl Stage {
         Ok(Token::from_raw(t).and_then(|t| stage.paths().token_text(t).ok()).map(|s| s.to_string()).unwrap_or_default())
     }
     fn _intern_path(&self, s: &Bound<'_, PyAny>) -> PyResult<u64> {
-        let s = s.cast::<PyString>().map_err(|_| PyTypeError::new_err(format!("path must be a str, got {}", type_name(s))))?;
+        let s = s
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err(format!("path must be a str, got {}", type_name(s))))?;
         let stage = self.stage("intern_path").map_err(|_| ovx_error("the Stage was destroyed"))?;
+        if !s.to_str()?.starts_with('/') {
+            return Err(ovx_error(format!("intern_path: {:?} is not an absolute path", s.to_str()?)));
+        }
         stage.paths().intern_path(s.to_str()?).map(|p| p.get()).map_err(|e| ovx_error(e.message().to_owned()))
     }
     fn _path_to_string(&self, p: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -961,16 +1176,27 @@ impl Stage {
     fn _create_path_list(&self, paths: &Bound<'_, PyAny>) -> PyResult<u64> {
         let ids = args::uint_list(paths, "primpaths", 64)?;
         let stage = self.stage("create_path_list").map_err(|_| ovx_error("the Stage was destroyed"))?;
-        let ps = ids.iter().map(|p| PrimPath::from_raw(*p).ok_or_else(|| ovx_error("prim path 0 is invalid"))).collect::<PyResult<Vec<_>>>()?;
+        let ps = ids
+            .iter()
+            .map(|p| PrimPath::from_raw(*p).ok_or_else(|| ovx_error("prim path 0 is invalid")))
+            .collect::<PyResult<Vec<_>>>()?;
         stage.paths().create_path_list(&ps).map(|l| l.get()).map_err(|e| ovx_error(e.message().to_owned()))
     }
     fn _create_path_list_from_strings(&self, paths: &Bound<'_, PyAny>) -> PyResult<u64> {
         let strs: Vec<String> = args::items(paths, "paths")?
             .iter()
-            .map(|p| p.cast::<PyString>().map_err(|_| PyTypeError::new_err(format!("paths entries must be str, got {}", type_name(p)))).and_then(|s| Ok(s.to_str()?.to_owned())))
+            .map(|p| {
+                p.cast::<PyString>()
+                    .map_err(|_| PyTypeError::new_err(format!("paths entries must be str, got {}", type_name(p))))
+                    .and_then(|s| Ok(s.to_str()?.to_owned()))
+            })
             .collect::<PyResult<_>>()?;
         let stage = self.stage("create_path_list_from_strings").map_err(|_| ovx_error("the Stage was destroyed"))?;
-        stage.paths().create_path_list_from_strings(&strs).map(|l| l.get()).map_err(|e| ovx_error(e.message().to_owned()))
+        stage
+            .paths()
+            .create_path_list_from_strings(&strs)
+            .map(|l| l.get())
+            .map_err(|e| ovx_error(e.message().to_owned()))
     }
     fn _path_list_op(&self, op: &str, list: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = list.py();
@@ -989,10 +1215,22 @@ impl Stage {
                 py.None()
             }
             "count" => d.path_list_len(l).map_err(e)?.into_pyobject(py)?.into_any().unbind(),
-            "paths" => d.path_list_paths(l).map_err(e)?.iter().map(|p| p.get()).collect::<Vec<_>>().into_pyobject(py)?.into_any().unbind(),
+            "paths" => d
+                .path_list_paths(l)
+                .map_err(e)?
+                .iter()
+                .map(|p| p.get())
+                .collect::<Vec<_>>()
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
             "strings" => {
                 let ps = d.path_list_paths(l).map_err(e)?;
-                let v = ps.iter().map(|p| d.path_text(*p).map(|s| s.to_string())).collect::<Result<Vec<_>, _>>().map_err(e)?;
+                let v = ps
+                    .iter()
+                    .map(|p| d.path_text(*p).map(|s| s.to_string()))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(e)?;
                 v.into_pyobject(py)?.into_any().unbind()
             }
             _ => return Err(PyValueError::new_err("unknown path-list op")),
@@ -1003,14 +1241,26 @@ impl Stage {
 
     /// Test hook: enqueues a write whose execution blocks until the returned
     /// latch is opened (`latch.open()`), to observe a pending op.
-    fn _pending_write<'py>(slf: &Bound<'py, Self>, query: &Bound<'py, PyAny>, attribute: &Bound<'py, PyAny>, ordinal: &Bound<'py, PyAny>, array: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, Operation>, Bound<'py, crate::latch::Latch>)> {
+    fn _pending_write<'py>(
+        slf: &Bound<'py, Self>,
+        query: &Bound<'py, PyAny>,
+        attribute: &Bound<'py, PyAny>,
+        ordinal: &Bound<'py, PyAny>,
+        array: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, Operation>, Bound<'py, crate::latch::Latch>)> {
         let py = slf.py();
         let q = query_arg(query)?;
         let attr = Attr::from(attribute, "attribute")?;
         let ordinal = args::u64_arg(ordinal, "ordinal")?;
         let (latch, tensor) = crate::latch::Latch::tensor(py, array)?;
         let stage = slf.get().stage("_pending_write")?;
-        let r = stage.write_attribute(raw_query(q).py()?, attr.as_ref().py()?, ordinal, WriteData::fixed(tensor), PrimMode::Upsert);
+        let r = stage.write_attribute(
+            raw_query(q).py()?,
+            attr.as_ref().py()?,
+            ordinal,
+            WriteData::fixed(tensor),
+            PrimMode::Upsert,
+        );
         Ok((Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))?, Bound::new(py, latch)?))
     }
 }
@@ -1018,7 +1268,10 @@ impl Stage {
 impl Stage {
     /// `Map.unmap()`: commits fetched groups not committed yet (and the
     /// unfetched ones) and ends the session.
-    pub(crate) fn unmap_obj<'py>(slf: &Bound<'py, Self>, mapping: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Operation>> {
+    pub(crate) fn unmap_obj<'py>(
+        slf: &Bound<'py, Self>,
+        mapping: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Operation>> {
         let py = slf.py();
         let m = mapping.cast::<Map>().map_err(|_| PyTypeError::new_err("mapping must be a Map"))?;
         let stage = slf.get().stage("unmap_attribute")?;
@@ -1075,6 +1328,3 @@ where
     let handle = args::u64_arg(obj, call)?;
     Bound::new(py, Operation::from_result(&me, release(&stage, handle), py))
 }
-
-#[allow(dead_code)]
-fn unused(_: Ordering) {}
