@@ -25,6 +25,7 @@ mod conformance;
 mod ctests;
 mod dist;
 mod fuzz;
+mod python;
 mod snippets;
 mod valgrind;
 
@@ -123,6 +124,7 @@ fn test() -> Result<(), String> {
     step_fn("C examples, dlopen test, exported symbols", cexamples::run)?;
     step_fn("scheduler model under valgrind (release)", valgrind::scheduler_model)?;
     step_fn("dist: pkg-config and CMake consumers", dist::test)?;
+    step_fn("Python package: maturin develop, pytest, examples", python::test)?;
     step_fn("check-snippets", check_snippets)?;
     step_fn("conformance scenarios against their snapshots", conformance::check)?;
     step_fn("benchmark workloads, once each at tiny sizes", bench::smoke)?;
@@ -144,6 +146,8 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
         Some("codegen") => codegen::run(&args[1..]),
+        Some("bench-py") => python::bench(&args[1..]),
+        Some("test-py") => python::test(),
         Some("dist") => dist::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("check-snippets") => check_snippets(),

@@ -120,6 +120,14 @@ impl Staging {
         self.buf.bytes_mut()
     }
 
+    /// A new staging buffer holding a copy of this one's bytes (a binding
+    /// that cannot revoke views of this buffer commits the copy).
+    pub(crate) fn copy(&self) -> Staging {
+        let mut buf = Buf::zeroed(self.buf.len());
+        buf.bytes_mut().copy_from_slice(self.buf.bytes());
+        Staging { buf, device: self.device }
+    }
+
     /// The buffer, to publish.
     pub(crate) fn into_buffer(self) -> Buffer {
         self.buf

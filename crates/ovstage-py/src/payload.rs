@@ -1,0 +1,213 @@
+//! Write payloads from Python objects: numpy arrays read in place through
+//! the numpy C API, the package's `DLTensor` descriptors, and any DLPack
+//! producer (its managed tensor taken over through a capsule). Every
+//! tensor keeps its Python owner alive until the op drops it.
+
+use std::sync::Arc;
+
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use ovstage::{DType, DTypeCode, Error, HostBytes, Tensor};
+use ovstage_dlpack::{Managed, RowBound};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyTuple};
+
+use crate::args::type_name;
+use crate::capsule;
+
+/// Bytes of a Python object's buffer, read in place; the object is kept
+/// alive (and, by contract, unchanged) until this is dropped.
+struct PyOwnedBytes {
+    _owner: Py<PyAny>,
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the pointer is into memory owned by `_owner`, which this keeps
+// alive; the bytes are only read, and the caller must not change them
+// until the op completes (the contract's rule for every write payload).
+// Dropping a `Py` without the GIL defers the decref to PyO3's pool.
+unsafe impl Send for PyOwnedBytes {}
+// SAFETY: as above; shared access only reads.
+unsafe impl Sync for PyOwnedBytes {}
+
+impl HostBytes for PyOwnedBytes {
+    fn host_bytes(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: `len` bytes at `ptr` belong to `_owner`'s buffer (checked
+        // when this was built) and stay valid while it lives.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+static ASCONTIGUOUS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The element type of a numpy dtype, or `ValueError`.
+pub(crate) fn numpy_dtype(kind: u8, itemsize: usize) -> PyResult<DType> {
+    let code = match kind {
+        b'f' => DTypeCode::Float,
+        b'i' => DTypeCode::Int,
+        b'u' => DTypeCode::UInt,
+        b'b' => DTypeCode::Bool,
+        _ => return Err(PyValueError::new_err(format!("unsupported numpy dtype kind {:?}", kind as char))),
+    };
+    Ok(DType::new(code, (itemsize * 8) as u8, 1))
+}
+
+/// A numpy array (made C-contiguous and native-endian first when it is
+/// not) as a tensor viewing its memory.
+fn from_numpy(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    let mut arr = obj.cast::<PyUntypedArray>()?.clone();
+    let native = arr.dtype().is_native_byteorder().unwrap_or(true);
+    if !arr.is_c_contiguous() || !native {
+        let f = ASCONTIGUOUS.import(py, "numpy", "ascontiguousarray")?;
+        let dt = arr.dtype().call_method0("newbyteorder")?;
+        let dt = if native { arr.dtype().into_any() } else { dt };
+        arr = f.call1((arr, dt))?.cast_into::<PyUntypedArray>()?;
+    }
+    let dtype = numpy_dtype(arr.dtype().kind(), arr.dtype().itemsize())?;
+    let shape: Vec<u64> = if arr.ndim() == 0 { vec![1] } else { arr.shape().iter().map(|d| *d as u64).collect() };
+    let len = shape.iter().product::<u64>() as usize * arr.dtype().itemsize();
+    // SAFETY: `as_array_ptr` is the live array object; its `data` field is
+    // the start of its (C-contiguous, checked above) buffer.
+    let ptr = unsafe { (*arr.as_array_ptr()).fields.data } as *const u8;
+    let bytes = PyOwnedBytes { _owner: arr.into_any().unbind(), ptr, len };
+    Tensor::new(bytes, dtype, &shape).map_err(|e| crate::errors::to_py(&e))
+}
+
+/// A DLPack-described host tensor from the package's `DLTensor` record
+/// (`make_dltensor`, `DLTensor.from_dlpack`, `typed_tensor_to_write`).
+fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
+    let get = |name: &str| obj.getattr(name).map_err(|e| Error::invalid_argument(format!("DLTensor.{name}: {e}")));
+    let ext_u64 = |v: Bound<'_, PyAny>, name: &str| {
+        v.extract::<u64>().map_err(|_| Error::invalid_argument(format!("DLTensor.{name} must be an unsigned int")))
+    };
+    let device = get("device")?;
+    let dev_type: i64 = device
+        .getattr("device_type")
+        .and_then(|d| d.extract::<i64>())
+        .map_err(|_| Error::invalid_argument("DLTensor.device.device_type must be an int"))?;
+    if dev_type == 2 {
+        return Err(Error::not_supported("tensors in CUDA memory are not supported: this build has no device backend"));
+    }
+    if ![1, 3, 13].contains(&dev_type) {
+        return Err(Error::invalid_argument(format!("DLTensor device type {dev_type} is not host memory")));
+    }
+    let dtype = get("dtype")?;
+    let code = ext_u64(dtype.getattr("code").map_err(|_| Error::invalid_argument("dtype.code"))?, "dtype.code")?;
+    let bits = ext_u64(dtype.getattr("bits").map_err(|_| Error::invalid_argument("dtype.bits"))?, "dtype.bits")?;
+    let lanes = ext_u64(dtype.getattr("lanes").map_err(|_| Error::invalid_argument("dtype.lanes"))?, "dtype.lanes")?;
+    let code = u8::try_from(code)
+        .ok()
+        .and_then(DTypeCode::from_raw)
+        .ok_or_else(|| Error::invalid_argument(format!("unsupported dtype code {code}")))?;
+    let dt = DType::new(code, bits as u8, lanes as u16);
+    let shape: Vec<u64> = get("shape_tuple")?
+        .extract::<Vec<i64>>()
+        .map_err(|_| Error::invalid_argument("DLTensor shape must be ints"))?
+        .into_iter()
+        .map(|d| u64::try_from(d).map_err(|_| Error::invalid_argument("negative DLTensor extent")))
+        .collect::<Result<_, _>>()?;
+    let strides = get("strides")?;
+    if strides.is_truthy().unwrap_or(false) {
+        let s: Vec<i64> = strides.extract().map_err(|_| Error::invalid_argument("DLTensor strides must be ints"))?;
+        let mut expect = 1i64;
+        for (d, st) in shape.iter().zip(s.iter()).rev() {
+            if *d > 1 && *st != expect {
+                return Err(Error::invalid_argument(
+                    "non-compact DLTensor strides are not supported in writes; pass a contiguous array",
+                ));
+            }
+            expect *= *d as i64;
+        }
+    }
+    let data: u64 = match get("data")? {
+        d if d.is_none() => 0,
+        d => ext_u64(d, "data")?,
+    };
+    let offset = ext_u64(get("byte_offset")?, "byte_offset")?;
+    let element =
+        dt.element_bytes().ok_or_else(|| Error::invalid_argument(format!("dtype {dt} has no whole-byte size")))?;
+    let count = shape
+        .iter()
+        .try_fold(1u64, |a, d| a.checked_mul(*d))
+        .ok_or_else(|| Error::invalid_argument("shape overflows"))?;
+    let len = count.checked_mul(element as u64).ok_or_else(|| Error::invalid_argument("size overflows"))? as usize;
+    if let Ok(nb) = obj.getattr("_nbytes")
+        && let Ok(nb) = nb.extract::<u64>()
+        && (len as u64).saturating_add(offset) > nb
+    {
+        {
+            {
+                return Err(Error::invalid_argument(format!(
+                    "DLTensor describes {len} bytes but its buffer holds {nb}"
+                )));
+            }
+        }
+    }
+    if data == 0 && len > 0 {
+        return Err(Error::invalid_argument("DLTensor has no data"));
+    }
+    let shape = if shape.is_empty() { vec![1] } else { shape };
+    let bytes = PyOwnedBytes { _owner: obj.clone().unbind(), ptr: (data + offset) as usize as *const u8, len };
+    Tensor::new(bytes, dt, &shape)
+}
+
+/// One payload item as a tensor. `Err(PyErr)` for bad Python arguments;
+/// `Ok(Err)` for payloads the enqueue rejects.
+fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<Tensor, Error>> {
+    if obj.is_instance_of::<PyUntypedArray>() {
+        return match from_numpy(py, obj) {
+            Ok(t) => Ok(Ok(t)),
+            Err(e) if e.is_instance_of::<PyValueError>(py) || e.is_instance_of::<PyTypeError>(py) => Err(e),
+            Err(e) => Ok(Err(Error::invalid_argument(e.to_string()))),
+        };
+    }
+    if obj.hasattr("_ovstage_dltensor")? {
+        return Ok(from_dltensor(obj));
+    }
+    if obj.hasattr("__dlpack__")? {
+        let managed = capsule::ingest(obj, None)?;
+        return Ok(managed_tensor(managed));
+    }
+    let arr = ASCONTIGUOUS.import(py, "numpy", "ascontiguousarray")?.call1((obj,))?;
+    if !arr.is_instance_of::<PyUntypedArray>() {
+        return Err(PyTypeError::new_err(format!("tensors items must be arrays, got {}", type_name(obj))));
+    }
+    match from_numpy(py, &arr) {
+        Ok(t) => Ok(Ok(t)),
+        Err(e) => Err(e),
+    }
+}
+
+/// A managed (DLPack producer's) tensor as a stage tensor, zero-copy when
+/// compact.
+pub(crate) fn managed_tensor(managed: Arc<Managed>) -> Result<Tensor, Error> {
+    // SAFETY: the managed tensor is valid while `managed` lives; the stage
+    // tensor holds a clone of it.
+    unsafe { ovstage_dlpack::import::tensor(managed.tensor(), Some(&managed), &|| RowBound::Any, "tensors") }
+}
+
+/// The `tensors=` argument as a list of tensors: one item, or a list or
+/// tuple of items. `ValueError` when empty.
+pub(crate) fn tensors(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<Vec<Tensor>, Error>> {
+    let list: Vec<Bound<'_, PyAny>> = if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        obj.try_iter()?.collect::<PyResult<_>>()?
+    } else {
+        vec![obj.clone()]
+    };
+    if list.is_empty() {
+        return Err(PyValueError::new_err("tensors must not be empty"));
+    }
+    let mut out = Vec::with_capacity(list.len());
+    for x in &list {
+        match item(py, x)? {
+            Ok(t) => out.push(t),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+    Ok(Ok(out))
+}

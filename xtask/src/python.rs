@@ -1,0 +1,71 @@
+//! The Python package's checks: a virtual environment (created when
+//! missing; `OVSTAGE_PY_VENV` names one to reuse), `maturin develop` of
+//! `crates/ovstage-py` into it (sharing the workspace's target directory),
+//! the pytest suite and the Python examples.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The virtual environment to use.
+pub(crate) fn venv(root: &Path) -> PathBuf {
+    std::env::var_os("OVSTAGE_PY_VENV").map(PathBuf::from).unwrap_or_else(|| root.join("target/py-venv"))
+}
+
+fn run(mut cmd: Command, what: &str) -> Result<(), String> {
+    let status = cmd.status().map_err(|e| format!("{what}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{what} failed: {status}")) }
+}
+
+/// Creates the environment with maturin, numpy and pytest when missing,
+/// and installs the package into it.
+pub(crate) fn develop(root: &Path, release: bool) -> Result<PathBuf, String> {
+    let venv = venv(root);
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        let mut c = Command::new("python3");
+        c.args(["-m", "venv"]).arg(&venv);
+        run(c, "python3 -m venv")?;
+    }
+    let have = Command::new(&python)
+        .args(["-c", "import maturin, numpy, pytest"])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !have {
+        let mut c = Command::new(&python);
+        c.args(["-m", "pip", "install", "-q", "maturin", "numpy", "pytest"]);
+        run(c, "pip install maturin numpy pytest")?;
+    }
+    let mut c = Command::new(venv.join("bin/maturin"));
+    c.arg("develop").arg("--quiet").current_dir(root.join("crates/ovstage-py"));
+    if release {
+        c.arg("--release");
+    }
+    c.env("VIRTUAL_ENV", &venv).env("CARGO_TARGET_DIR", root.join("target"));
+    run(c, "maturin develop")?;
+    Ok(python)
+}
+
+/// Builds the package, runs the pytest suite and the Python examples.
+pub(crate) fn test() -> Result<(), String> {
+    let root = crate::root();
+    let python = develop(&root, false)?;
+    let mut c = Command::new(&python);
+    c.args(["-m", "pytest", "-q", "crates/ovstage-py/tests"]).current_dir(&root);
+    run(c, "pytest")?;
+    for example in ["examples/python/minimal/main.py", "examples/python/runtime-loop/main.py"] {
+        let mut c = Command::new(&python);
+        c.arg(example).current_dir(&root);
+        run(c, example)?;
+    }
+    Ok(())
+}
+
+/// `cargo xtask bench-py`: the Python benchmark against a release build.
+pub(crate) fn bench(args: &[String]) -> Result<(), String> {
+    let root = crate::root();
+    let python = develop(&root, true)?;
+    let mut c = Command::new(&python);
+    c.arg("crates/ovstage-py/bench/bench.py").args(args).current_dir(&root);
+    run(c, "bench.py")
+}
