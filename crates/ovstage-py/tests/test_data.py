@@ -351,6 +351,10 @@ def test_producer_consumer_threads(world):
                 continue
             with stage.get_oldest_preserved_ordinal() as oq:
                 start = max(last + 1, oq.fetch())
+            if start > floor:
+                # The history window moved past the floor read above: read
+                # the floor again.
+                continue
             with stage.read_attributes(q, [tok], ov.OrdinalRange.between(start, floor)) as r:
                 for g in r.wait().groups():
                     with g:
