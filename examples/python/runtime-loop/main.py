@@ -31,6 +31,8 @@ with ov.Stage("runtime-loop") as stage, ov.PathDictionary(stage) as paths:
                     continue  # nothing new sealed: poll again
                 with stage.get_oldest_preserved_ordinal() as oldest:
                     start = max(last + 1, oldest.fetch())
+                if start > floor:  # the history window passed the floor read above: read it again
+                    continue
                 with stage.read_attributes(query, [angle], ov.OrdinalRange.between(start, floor)) as read:
                     for group in read.wait().groups():
                         with group:
