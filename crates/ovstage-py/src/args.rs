@@ -4,7 +4,7 @@
 use ovstage::Timeout;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 /// The type name of `obj`, for messages.
 pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -92,15 +92,35 @@ pub(crate) fn items<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Vec<Bo
     if obj.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(format!("{name} must be a sequence, not a str")));
     }
+    // Lists and tuples, the usual case, without the iterator protocol.
+    if let Ok(l) = obj.cast::<PyList>() {
+        return Ok(l.iter().collect());
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return Ok(t.iter().collect());
+    }
     let it = obj
         .try_iter()
         .map_err(|_| PyTypeError::new_err(format!("{name} must be a sequence, got {}", type_name(obj))))?;
     it.collect()
 }
 
+/// `uint` of one entry of the sequence argument `name`; the entry's name
+/// for messages is only built on failure.
+fn entry_uint(x: &Bound<'_, PyAny>, name: &str, bits: u32) -> PyResult<u64> {
+    // Exact ints in range, the usual case, skip the general path.
+    if x.is_exact_instance_of::<PyInt>()
+        && let Ok(v) = x.extract::<u64>()
+        && (bits >= 64 || v >> bits == 0)
+    {
+        return Ok(v);
+    }
+    uint(x, &format!("{name} entries"), bits)
+}
+
 /// Unsigned integers of a sequence (numpy integer arrays included).
 pub(crate) fn uint_list(obj: &Bound<'_, PyAny>, name: &str, bits: u32) -> PyResult<Vec<u64>> {
-    items(obj, name)?.iter().map(|x| uint(x, &format!("{name} entries"), bits)).collect()
+    items(obj, name)?.iter().map(|x| entry_uint(x, name, bits)).collect()
 }
 
 /// Tokens of a sequence (`TypeError: {name} entries must be ints` for a `str`).
@@ -111,7 +131,7 @@ pub(crate) fn token_list(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<u64
             if x.is_instance_of::<PyString>() {
                 Err(PyTypeError::new_err(format!("{name} entries must be ints")))
             } else {
-                u64_arg(x, &format!("{name} entries"))
+                entry_uint(x, name, 64)
             }
         })
         .collect()

@@ -16,6 +16,7 @@ mod latch;
 mod op;
 mod payload;
 mod stage;
+mod values;
 mod warn;
 
 use pyo3::prelude::*;
@@ -114,6 +115,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<handles::Hierarchy>()?;
     m.add_class::<groups::ReadGroup>()?;
     m.add_class::<groups::MapGroup>()?;
+    m.add_class::<values::OrdinalRange>()?;
+    m.add_class::<values::WriteDesc>()?;
     m.add_function(wrap_pyfunction!(_dlpack_ingest, m)?)?;
     m.add_function(wrap_pyfunction!(_export_view, m)?)?;
     Ok(())

@@ -30,8 +30,19 @@ use crate::payload;
 pub(crate) struct Stage {
     inner: RwLock<Option<Arc<ovstage::Stage>>>,
     /// Ops whose `Operation` was dropped unwaited: released once done.
-    orphans: Mutex<Vec<OpId>>,
+    orphans: Mutex<Orphans>,
 }
+
+/// Unwaited ops, swept when the list has doubled since the last sweep, so
+/// a drop costs O(1) amortized even while thousands of them are pending.
+#[derive(Default)]
+struct Orphans {
+    ops: Vec<OpId>,
+    sweep_at: usize,
+}
+
+/// The smallest list worth sweeping.
+const ORPHAN_SWEEP_MIN: usize = 256;
 
 static RESULT_CLASSES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
@@ -58,21 +69,22 @@ impl Stage {
     /// Remembers an unwaited op; completed ones are released in batches.
     pub(crate) fn orphan(&self, op: OpId) {
         let Ok(mut list) = self.orphans.lock() else { return };
-        list.push(op);
-        if list.len() < 256 {
+        list.ops.push(op);
+        if list.ops.len() < list.sweep_at.max(ORPHAN_SWEEP_MIN) {
             return;
         }
         let Ok(stage) = self.stage("orphan") else {
-            list.clear();
+            list.ops.clear();
             return;
         };
-        list.retain(|op| match stage.wait(*op, Timeout::POLL) {
+        list.ops.retain(|op| match stage.wait(*op, Timeout::POLL) {
             Err(WaitError::Timeout { .. }) => true,
             _ => {
                 let _ = stage.release_op(*op);
                 false
             }
         });
+        list.sweep_at = list.ops.len() * 2;
     }
 
     /// Releases a handle from a finalizer.
@@ -277,8 +289,18 @@ fn placement_check(placement: Option<&Bound<'_, PyAny>>) -> PyResult<Result<(), 
 }
 
 fn ordinal_range(obj: &Bound<'_, PyAny>) -> PyResult<OrdinalRange> {
-    let end = obj.getattr("end_ordinal").map_err(|_| PyTypeError::new_err("ordinal_range must be an OrdinalRange"))?;
-    let start = obj.getattr("start_ordinal")?;
+    let py = obj.py();
+    let (end, start) = match obj.cast::<crate::values::OrdinalRange>() {
+        Ok(r) => {
+            let r = r.borrow();
+            (r.end_ordinal.bind(py).clone(), r.start_ordinal.bind(py).clone())
+        }
+        // Any object with the two fields (duck typing, as the reference).
+        Err(_) => (
+            obj.getattr("end_ordinal").map_err(|_| PyTypeError::new_err("ordinal_range must be an OrdinalRange"))?,
+            obj.getattr("start_ordinal")?,
+        ),
+    };
     let end = args::u64_arg(&end, "end_ordinal")?;
     if start.is_none() {
         return Ok(OrdinalRange::snapshot(end));
@@ -323,7 +345,7 @@ impl Stage {
         }
         Ok(Stage {
             inner: RwLock::new(Some(Arc::new(ovstage::Stage::with_config(name, cfg)))),
-            orphans: Mutex::new(Vec::new()),
+            orphans: Mutex::new(Orphans::default()),
         })
     }
 
@@ -331,7 +353,7 @@ impl Stage {
     fn _destroy(&self, py: Python<'_>) {
         let s = self.inner.write().map(|mut g| g.take()).unwrap_or(None);
         if let Ok(mut o) = self.orphans.lock() {
-            o.clear();
+            o.ops.clear();
         }
         py.detach(move || drop(s));
     }
@@ -661,26 +683,26 @@ impl Stage {
         let q = query_arg(query)?;
         let ordinal = args::u64_arg(ordinal, "ordinal")?;
         let mode = args::closed_enum_opt(prim_mode, "prim_mode", "PrimMode", args::PRIM_MODES)?;
-        let desc_cls = values_mod(py)?.getattr("WriteDesc")?;
-        let mut entries = Vec::new();
-        for w in args::items(writes, "writes")? {
-            if !w.is_instance(&desc_cls)? {
+        let items = args::items(writes, "writes")?;
+        let mut entries = Vec::with_capacity(items.len());
+        for w in items {
+            let Ok(d) = w.cast::<crate::values::WriteDesc>() else {
                 return Err(PyTypeError::new_err(format!("writes entries must be WriteDesc, got {}", type_name(&w))));
-            }
-            let g = |n: &str| w.getattr(n);
-            let (im, mk, ct, ce, cs) = (g("index_map")?, g("mask")?, g("count")?, g("cuda_event")?, g("cuda_stream")?);
+            };
+            let d = d.borrow();
+            let b = |f: &Py<PyAny>| f.bind(py).clone();
             entries.push(write_args(
                 py,
-                &g("attribute")?,
-                &g("tensors")?,
-                &g("is_array")?,
-                Some(&g("semantic")?),
-                Some(&g("attribute_mode")?),
-                Some(&im),
-                Some(&mk),
-                Some(&ct),
-                Some(&ce),
-                Some(&cs),
+                &b(&d.attribute),
+                &b(&d.tensors),
+                &b(&d.is_array),
+                Some(&b(&d.semantic)),
+                Some(&b(&d.attribute_mode)),
+                Some(&b(&d.index_map)),
+                Some(&b(&d.mask)),
+                Some(&b(&d.count)),
+                Some(&b(&d.cuda_event)),
+                Some(&b(&d.cuda_stream)),
             )?);
         }
         let placed = placement_check(placement)?;
@@ -690,11 +712,6 @@ impl Stage {
             for e in &mut entries {
                 let data = std::mem::replace(&mut e.data, Err(Error::internal("taken")))?;
                 list.push(AttributeWrite { attribute: e.attr.as_ref()?, data });
-            }
-            if list.is_empty() {
-                // An empty batch is a no-op op: an advance that seals nothing.
-                raw_query(q)?;
-                return stage.advance_write_floor(0u64, FloorScope::Include(Vec::new()));
             }
             stage.write_attributes(raw_query(q)?, list, ordinal, PrimMode::from_raw(mode).expect("checked"))
         });

@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
+use ovstage_types::idhash::IdBuild;
+
 use crate::node::Node;
 use crate::spec::{CellKey, Cells, FloorScope, HandleKey, OpSpec, Order};
 
@@ -35,7 +37,9 @@ struct FloorTail {
 #[derive(Default)]
 struct HandleTrack {
     producer: Option<Arc<Node>>,
-    users: SmallVec<[Arc<Node>; 2]>,
+    /// Pending users by op id: a query can have thousands of writes in
+    /// flight, and each completion removes its own entry in O(1).
+    users: HashMap<u64, Arc<Node>, IdBuild>,
 }
 
 #[derive(Default)]
@@ -52,7 +56,7 @@ pub(crate) struct OrderState {
     /// must not depend on that). An advance then scans only the buckets
     /// above it, so a run of advances costs O(1) each.
     sealed_all: Option<u64>,
-    handles: HashMap<HandleKey, HandleTrack>,
+    handles: HashMap<HandleKey, HandleTrack, IdBuild>,
 }
 
 fn push_dep(deps: &mut SmallVec<[Arc<Node>; 4]>, node: &Arc<Node>) {
@@ -158,7 +162,7 @@ impl OrderState {
             if let Some(producer) = &track.producer {
                 push_dep(&mut deps, producer);
             }
-            track.users.push(node.clone());
+            track.users.insert(node.id.get(), node.clone());
         }
         if let Some(handle) = spec.releases
             && let Some(track) = self.handles.remove(&handle)
@@ -166,7 +170,7 @@ impl OrderState {
             if let Some(producer) = &track.producer {
                 push_dep(&mut deps, producer);
             }
-            for user in &track.users {
+            for user in track.users.values() {
                 if !Arc::ptr_eq(user, node) {
                     push_dep(&mut deps, user);
                 }
@@ -203,7 +207,7 @@ impl OrderState {
                 if track.producer.as_ref().is_some_and(|p| Arc::ptr_eq(p, node)) {
                     track.producer = None;
                 }
-                track.users.retain(|u| !Arc::ptr_eq(u, node));
+                track.users.remove(&node.id.get());
                 if track.producer.is_none() && track.users.is_empty() {
                     self.handles.remove(handle);
                 }

@@ -13,6 +13,7 @@ mod device;
 mod dtype;
 mod error;
 mod handles;
+pub mod idhash;
 mod modes;
 mod op;
 mod ordinal;

@@ -117,6 +117,10 @@ impl UnsealedLog {
         if after >= through || bits.is_some_and(RowSet::is_empty) {
             return None;
         }
+        // Writes usually go to a new highest ordinal: nothing lies above it.
+        if self.by_ordinal.last_key_value().is_none_or(|(last, _)| *last <= after) {
+            return None;
+        }
         self.by_ordinal.range(after + 1..=through).find_map(|(ordinal, changes)| {
             if changes.unknown {
                 return Some((*ordinal, None));

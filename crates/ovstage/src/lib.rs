@@ -41,7 +41,6 @@ mod floor;
 mod group;
 mod handles;
 mod hierarchy;
-mod idhash;
 mod map;
 mod map_detach;
 mod metadata;

@@ -11,11 +11,11 @@ use crate::api::AttrRef;
 use crate::config::StageConfig;
 use crate::family::{Family, Floors};
 use crate::handles::HandleTable;
-use crate::idhash::IdBuild;
 use crate::metadata::ReservedTokens;
 use crate::paths::PathDictionary;
 use crate::prims::PrimTable;
 use crate::state::{CloneReports, HierarchyState, MapState, OrdinalQueryState, QueryCache, QueryState, ReadState};
+use ovstage_types::idhash::IdBuild;
 
 #[derive(Default)]
 pub(crate) struct FamilyMap {

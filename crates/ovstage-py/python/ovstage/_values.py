@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from ._enums import AttributeMode, AttributeSemantic, FilterOp, HierarchyComputationModel, OrdinalAdmissionPolicy
+# Native: the hot calls take them as arguments (see src/values.rs).
+from ._native import OrdinalRange, WriteDesc
 
 __all__ = [
     "OrdinalRange", "Predicate", "Filter", "WriteDesc", "StageConfig", "Placement", "QueryResult", "CloneResult",
@@ -24,27 +26,6 @@ def _u64(value: Any, name: str) -> int:
     if v < 0 or v > _U64:
         raise ValueError(f"{name} must be in [0, 2**64), got {v}")
     return v
-
-
-@dataclass
-class OrdinalRange:
-    """What a read returns: a snapshot at ``end_ordinal`` (``start_ordinal is None``) or the changes in ``[start, end]``."""
-
-    end_ordinal: int
-    start_ordinal: Optional[int] = None
-
-    @classmethod
-    def latest(cls, end_ordinal: int) -> "OrdinalRange":
-        """The values as of ``end_ordinal`` (``2**64 - 1``: the current sealed values)."""
-        return cls(_u64(end_ordinal, "end_ordinal"), None)
-
-    @classmethod
-    def between(cls, start_ordinal: int, end_ordinal: int) -> "OrdinalRange":
-        """The cells changed in ``[start_ordinal, end_ordinal]`` (both ends included)."""
-        s, e = _u64(start_ordinal, "start_ordinal"), _u64(end_ordinal, "end_ordinal")
-        if s > e:
-            raise ValueError(f"start_ordinal {s} is above end_ordinal {e}")
-        return cls(e, s)
 
 
 @dataclass
@@ -67,22 +48,6 @@ class Filter:
 
     def __repr__(self) -> str:
         return f"Filter({self.predicates!r})"
-
-
-@dataclass
-class WriteDesc:
-    """One entry of ``Stage.write_attributes``: validated like ``write_attribute``'s arguments when submitted."""
-
-    attribute: Union[int, str]
-    tensors: Any
-    is_array: bool
-    index_map: Optional[Sequence[int]] = None
-    mask: Optional[Sequence[int]] = None
-    count: Optional[int] = None
-    cuda_event: Optional[int] = None
-    cuda_stream: Optional[int] = None
-    semantic: AttributeSemantic = AttributeSemantic.NONE
-    attribute_mode: AttributeMode = AttributeMode.REJECT
 
 
 @dataclass

@@ -202,7 +202,9 @@ pub(crate) enum Snapshot {
 pub(crate) struct ColumnState {
     row_of: Vec<u32>,
     prim_of: Vec<PrimPath>,
-    pub(super) versions: VecDeque<Version>,
+    /// Boxed: a merge removes from the middle, and shifting pointers is
+    /// much cheaper than shifting whole versions.
+    pub(super) versions: VecDeque<Box<Version>>,
     /// Sum of the versions' `bytes`: with a thousand unsealed versions,
     /// summing them at every publish would cost more than the write.
     bytes: usize,
@@ -472,7 +474,7 @@ impl ColumnGuard<'_> {
         let st = &mut *self.state;
         let pos = st.versions.partition_point(|v| v.ordinal < ordinal);
         if st.versions.get(pos).is_none_or(|v| v.from > ordinal) {
-            st.versions.insert(pos, Version::new(ordinal, nrows));
+            st.versions.insert(pos, Box::new(Version::new(ordinal, nrows)));
         }
         // Row counts never decrease with ordinal: a version sees every row
         // an older version may have made live.
@@ -560,7 +562,7 @@ impl ColumnGuard<'_> {
             }
             let i = end - 2;
             debug_assert!(st.versions[i].image.is_none() && st.versions[i + 1].image.is_none());
-            let newer = st.versions.remove(i + 1).expect("i + 1 is in range");
+            let newer = *st.versions.remove(i + 1).expect("i + 1 is in range");
             let v = &mut st.versions[i];
             v.ordinal = newer.ordinal;
             v.nrows = v.nrows.max(newer.nrows);
@@ -655,11 +657,11 @@ impl ColumnGuard<'_> {
             return;
         }
         self.image_at(base, true);
-        let dropped: Vec<Version> = self.state.versions.drain(..base).collect();
+        let dropped: Vec<Box<Version>> = self.state.versions.drain(..base).collect();
         self.state.bytes -= dropped.iter().map(|v| v.bytes).sum::<usize>();
         for v in dropped {
             self.state.trimmed_through = Some(self.state.trimmed_through.map_or(v.ordinal, |t| t.max(v.ordinal)));
-            self.recycle(v);
+            self.recycle(*v);
         }
     }
 

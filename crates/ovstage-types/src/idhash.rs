@@ -7,7 +7,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// Hashes one integer by a multiply with an odd constant (Fibonacci
 /// hashing); the high bits, which hashbrown uses, mix every input bit.
 #[derive(Default, Clone, Copy)]
-pub(crate) struct IdHasher(u64);
+pub struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -26,7 +26,7 @@ impl Hasher for IdHasher {
 }
 
 /// `HashMap<K, V, IdBuild>`: a map keyed by ids.
-pub(crate) type IdBuild = BuildHasherDefault<IdHasher>;
+pub type IdBuild = BuildHasherDefault<IdHasher>;
 
 #[cfg(test)]
 mod tests {

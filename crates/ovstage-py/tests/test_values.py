@@ -1,0 +1,118 @@
+"""The native value classes `OrdinalRange` and `WriteDesc` keep the
+published dataclasses' behaviour (spec 9.5, 10, 10.1), and dropping many
+unwaited operations stays cheap and releases them."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import ovstage as ov
+
+from conftest import read_all
+
+
+def test_ordinal_range_is_a_mutable_value():
+    r = ov.OrdinalRange.latest(5)
+    assert (r.end_ordinal, r.start_ordinal) == (5, None)
+    assert r == ov.OrdinalRange(5) == ov.OrdinalRange(end_ordinal=5, start_ordinal=None)
+    assert r != ov.OrdinalRange(5, 1)
+    assert repr(r) == "OrdinalRange(end_ordinal=5, start_ordinal=None)"
+    assert pickle.loads(pickle.dumps(r)) == r
+    assert copy.copy(r) == r and copy.copy(r) is not r
+    with pytest.raises(TypeError):
+        hash(r)
+    r.start_ordinal = 2
+    assert r == ov.OrdinalRange.between(2, 5)
+    assert (r == 5) is False
+
+
+def test_ordinal_range_validation():
+    with pytest.raises(ValueError, match="start_ordinal 5 is above end_ordinal 2"):
+        ov.OrdinalRange.between(5, 2)
+    with pytest.raises(TypeError):
+        ov.OrdinalRange.latest(1.5)
+    with pytest.raises(ValueError):
+        ov.OrdinalRange.latest(-1)
+    with pytest.raises(ValueError):
+        ov.OrdinalRange.latest(1 << 64)
+    # Direct construction validates nothing; the read does.
+    bad = ov.OrdinalRange(5, start_ordinal=7)
+    assert bad.start_ordinal == 7
+
+
+def test_a_bad_range_is_rejected_by_the_read(world):
+    stage, paths, pl, q = world
+    with pytest.raises(ValueError, match="above"):
+        stage.read_attributes(q, [], ov.OrdinalRange(5, start_ordinal=7))
+    with pytest.raises(TypeError):
+        stage.read_attributes(q, [], ov.OrdinalRange("5"))
+
+
+def test_a_duck_typed_range_is_accepted(world):
+    stage, paths, pl, q = world
+    stage.write_attribute(q, "x", 1, np.arange(3, dtype=np.float32), is_array=False).wait()
+    stage.advance_write_floor(ordinal=1).wait()
+
+    class Range:
+        end_ordinal = 1
+        start_ordinal = None
+
+    assert read_all(stage, paths, q, "x", Range()) == {"/A": 0.0, "/B": 1.0, "/C": 2.0}
+
+
+def test_write_desc_is_a_mutable_value():
+    a = np.zeros(3, np.float32)
+    w = ov.WriteDesc("a", a, False)
+    assert w.semantic is ov.AttributeSemantic.NONE and w.attribute_mode is ov.AttributeMode.REJECT
+    assert (w.index_map, w.mask, w.count, w.cuda_event, w.cuda_stream) == (None,) * 5
+    assert w == ov.WriteDesc(attribute="a", tensors=a, is_array=False)
+    assert w != ov.WriteDesc("b", a, False)
+    assert repr(w).startswith("WriteDesc(attribute='a', tensors=array(")
+    with pytest.raises(TypeError):
+        hash(w)
+    with pytest.raises(TypeError):
+        ov.WriteDesc("a", a)  # is_array is required
+    w.attribute = "c"
+    assert w.attribute == "c"
+    back = pickle.loads(pickle.dumps(ov.WriteDesc("a", [1, 2], True, count=1)))
+    assert (back.attribute, back.tensors, back.is_array, back.count) == ("a", [1, 2], True, 1)
+
+
+def test_write_desc_fields_are_checked_when_submitted(world):
+    stage, paths, pl, q = world
+    w = ov.WriteDesc("a", np.zeros(3, np.float32), is_array=1)
+    with pytest.raises(TypeError, match="is_array"):
+        stage.write_attributes(q, [w], 1)
+    with pytest.raises(TypeError, match="WriteDesc"):
+        stage.write_attributes(q, [("a", np.zeros(3), False)], 1)
+    w.is_array = False
+    w.tensors = np.arange(3, dtype=np.float32)
+    stage.write_attributes(q, [w], 1).wait()
+    stage.advance_write_floor(ordinal=1).wait()
+    assert read_all(stage, paths, q, "a", ov.OrdinalRange.latest(1)) == {"/A": 0.0, "/B": 1.0, "/C": 2.0}
+
+
+def test_an_empty_batch_is_an_op_that_changes_nothing(world):
+    stage, paths, pl, q = world
+    op = stage.write_attributes(q, [], 3)
+    assert op.ok
+    op.wait()
+
+
+def test_many_dropped_pending_operations_are_released(world):
+    stage, paths, pl, q = world
+    # Thousands of unwaited ops, most still pending when dropped: each drop
+    # stays cheap and every one is released once done.
+    n = 5000
+    for i in range(n):
+        stage.write_attribute(q, "d", i + 1, np.full(3, i, np.float32), is_array=False)
+    stage.advance_write_floor(ordinal=n).wait()
+    # The next drops sweep the finished ones.
+    for i in range(600):
+        stage.write_attribute(q, "e", n + 1 + i, np.full(3, i, np.float32), is_array=False)
+    stage.advance_write_floor(ordinal=n + 600).wait()
+    stage.write_attribute(q, "e", n + 601, np.full(3, 0, np.float32), is_array=False).wait()
+    assert stage._stats()[0] < 1000
+    assert read_all(stage, paths, q, "d", ov.OrdinalRange.latest(n)) == {"/A": n - 1, "/B": n - 1, "/C": n - 1}
