@@ -2,13 +2,14 @@
 //! (its columns, one per schema, and its write floor), and the stage-wide
 //! floors and admission records over them.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use ovstage_types::{PrimPath, Token};
 use smallvec::SmallVec;
 
+use crate::ordmap::OrdinalMap;
 use crate::schema::Storage;
 use crate::store::column::{Column, Limits, MergeBound};
 use crate::store::rows::RowSet;
@@ -22,7 +23,7 @@ use ovstage_types::sync::{lock, read, write};
 /// intersection per ordinal in range, however many mutations share it.
 #[derive(Default)]
 pub(crate) struct UnsealedLog {
-    by_ordinal: BTreeMap<u64, OrdinalChanges>,
+    by_ordinal: OrdinalMap<OrdinalChanges>,
 }
 
 /// The prims changed at one ordinal.
@@ -40,30 +41,30 @@ struct OrdinalChanges {
 /// what lets a column merge older versions safely.
 #[derive(Default)]
 pub(crate) struct PendingOrdinals {
-    counts: Mutex<BTreeMap<u64, u32>>,
+    counts: Mutex<OrdinalMap<u32>>,
 }
 
 impl PendingOrdinals {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, u32>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, OrdinalMap<u32>> {
         lock(&self.counts)
     }
 
     pub(crate) fn add(&self, ordinal: u64) {
-        *self.lock().entry(ordinal).or_default() += 1;
+        *self.lock().entry_or_insert_with(ordinal, || 0) += 1;
     }
 
     pub(crate) fn remove(&self, ordinal: u64) {
         let mut counts = self.lock();
-        if let Some(n) = counts.get_mut(&ordinal) {
+        if let Some(n) = counts.get_mut(ordinal) {
             *n -= 1;
             if *n == 0 {
-                counts.remove(&ordinal);
+                counts.remove(ordinal);
             }
         }
     }
 
     pub(crate) fn lowest(&self) -> Option<u64> {
-        self.lock().keys().next().copied()
+        self.lock().first()
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -75,7 +76,7 @@ impl UnsealedLog {
     /// Records a mutation at `ordinal` of the prims in `prims` (a bitset
     /// over prim indices; `None` when unknown at submission).
     pub(crate) fn push(&mut self, ordinal: u64, prims: Option<&RowSet>) {
-        let changes = self.by_ordinal.entry(ordinal).or_default();
+        let changes = self.by_ordinal.entry_or_insert_with(ordinal, OrdinalChanges::default);
         match prims {
             Some(bits) => changes.prims.union_with(bits),
             None => changes.unknown = true,
@@ -88,25 +89,19 @@ impl UnsealedLog {
     /// empty.
     pub(crate) fn distinct_with(&self, other: &UnsealedLog, floor: u64, extra: u64) -> usize {
         let from_other =
-            other.by_ordinal.range(floor.saturating_add(1)..).filter(|(o, _)| !self.by_ordinal.contains_key(o));
+            other.by_ordinal.range(floor.saturating_add(1)..=u64::MAX).filter(|(o, _)| !self.by_ordinal.contains(*o));
         let mut n = self.by_ordinal.len();
-        let mut extra_seen = self.by_ordinal.contains_key(&extra);
+        let mut extra_seen = self.by_ordinal.contains(extra);
         for (o, _) in from_other {
             n += 1;
-            extra_seen |= *o == extra;
+            extra_seen |= o == extra;
         }
         n + usize::from(!extra_seen)
     }
 
     /// Forgets everything at or below `floor` (sealed).
     pub(crate) fn prune(&mut self, floor: u64) {
-        // Entry by entry from the front: no new tree per floor advance.
-        while let Some(first) = self.by_ordinal.first_entry() {
-            if *first.key() > floor {
-                break;
-            }
-            first.remove();
-        }
+        self.by_ordinal.drop_through(floor);
     }
 
     /// The first ordinal in `(after, through]` with a change of a prim in
@@ -118,18 +113,18 @@ impl UnsealedLog {
             return None;
         }
         // Writes usually go to a new highest ordinal: nothing lies above it.
-        if self.by_ordinal.last_key_value().is_none_or(|(last, _)| *last <= after) {
+        if self.by_ordinal.last().is_none_or(|last| last <= after) {
             return None;
         }
         self.by_ordinal.range(after + 1..=through).find_map(|(ordinal, changes)| {
             if changes.unknown {
-                return Some((*ordinal, None));
+                return Some((ordinal, None));
             }
             let hit = match bits {
                 Some(bits) => changes.prims.first_common(bits),
                 None => changes.prims.first(),
             };
-            hit.map(|bit| (*ordinal, Some(prim_of_bit(bit))))
+            hit.map(|bit| (ordinal, Some(prim_of_bit(bit))))
         })
     }
 }

@@ -45,6 +45,7 @@ mod map;
 mod map_detach;
 mod metadata;
 mod mutation;
+mod ordmap;
 mod paths;
 mod prims;
 mod query;

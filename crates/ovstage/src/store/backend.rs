@@ -196,6 +196,10 @@ impl StorageBackend for HostMemory {
         Ok(buf)
     }
 
+    fn upload(&self, src: &[u8]) -> Result<Buf, AllocFailed> {
+        self.pool.try_copy(src)
+    }
+
     fn upload_ranges<'a>(&self, rows: impl Iterator<Item = &'a [u8]>, len: usize) -> Result<Buf, AllocFailed> {
         let mut buf = self.pool.try_take(len)?;
         let dst = buf.bytes_mut();

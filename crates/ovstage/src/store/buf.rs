@@ -44,6 +44,22 @@ impl Buf {
         Ok(Buf { words, len })
     }
 
+    /// A copy of `src`, written once: no zero fill first. A failed
+    /// allocation is an error.
+    pub(crate) fn try_copy_of(src: &[u8]) -> Result<Buf, AllocFailed> {
+        let mut words = Vec::new();
+        words.try_reserve_exact(src.len().div_ceil(8)).map_err(|_| AllocFailed { bytes: src.len() })?;
+        let chunks = src.chunks_exact(8);
+        let tail = chunks.remainder();
+        words.extend(chunks.map(|c| u64::from_ne_bytes(c.try_into().expect("8-byte chunk"))));
+        if !tail.is_empty() {
+            let mut last = [0u8; 8];
+            last[..tail.len()].copy_from_slice(tail);
+            words.push(u64::from_ne_bytes(last));
+        }
+        Ok(Buf { words, len: src.len() })
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.len
     }
@@ -115,6 +131,18 @@ impl BufPool {
         }
     }
 
+    /// A buffer holding a copy of `src`: a kept one when one fits, else a
+    /// new one written once.
+    pub(crate) fn try_copy(&self, src: &[u8]) -> Result<Buf, AllocFailed> {
+        match self.reuse(src.len()) {
+            Some(mut buf) => {
+                buf.bytes_mut().copy_from_slice(src);
+                Ok(buf)
+            }
+            None => Buf::try_copy_of(src),
+        }
+    }
+
     /// A kept buffer that fits `len` bytes without wasting more than half.
     fn reuse(&self, len: usize) -> Option<Buf> {
         let mut free = lock(&self.free);
@@ -172,6 +200,21 @@ mod tests {
         assert_eq!(err.bytes, huge);
         assert_eq!(err.to_string(), "could not allocate 70368744177664 bytes");
         assert_eq!(pool.try_take(24).expect("small").len(), 24);
+    }
+
+    #[test]
+    fn copies_hold_the_bytes_whatever_the_length() {
+        let pool = BufPool::with_limit(1 << 20);
+        for n in [0usize, 1, 7, 8, 9, 4000, 4003] {
+            let src: Vec<u8> = (0..n).map(|i| (i * 7 + 1) as u8).collect();
+            let b = Buf::try_copy_of(&src).expect("small");
+            assert_eq!(b.bytes(), &src[..]);
+            assert_eq!(b.bytes().as_ptr() as usize % 8, 0);
+            // Reused buffers hold exactly the new bytes.
+            pool.put(b);
+            let again = pool.try_copy(&src).expect("small");
+            assert_eq!(again.bytes(), &src[..]);
+        }
     }
 
     #[test]
