@@ -76,7 +76,15 @@ impl UnsealedLog {
     /// Records a mutation at `ordinal` of the prims in `prims` (a bitset
     /// over prim indices; `None` when unknown at submission).
     pub(crate) fn push(&mut self, ordinal: u64, prims: Option<&RowSet>) {
-        let changes = self.by_ordinal.entry_or_insert_with(ordinal, OrdinalChanges::default);
+        let mut fresh = false;
+        let changes = self.by_ordinal.entry_or_insert_with(ordinal, || {
+            fresh = true;
+            // A new ordinal takes a copy of the bits: no zero fill, no merge.
+            OrdinalChanges { prims: prims.cloned().unwrap_or_default(), unknown: prims.is_none() }
+        });
+        if fresh {
+            return;
+        }
         match prims {
             Some(bits) => changes.prims.union_with(bits),
             None => changes.unknown = true,
