@@ -32,6 +32,7 @@ impl Resolved {
             prims,
             attributes,
             prim_bits: OnceLock::new(),
+            repeats: OnceLock::new(),
             live_at: AtomicU64::new(0),
             row_maps: Mutex::new(SmallVec::new()),
         }
@@ -91,6 +92,17 @@ impl QueryState {
             r.prims.iter().for_each(|p| bits.insert(prim_bit(*p)));
             bits
         }))
+    }
+
+    /// The first prim of `selected` (some of the query's prims) that
+    /// appears in it twice. Cheap when the query repeats no prim (known
+    /// after the first call).
+    pub(crate) fn first_repeat(&self, selected: impl Iterator<Item = PrimPath>) -> Option<PrimPath> {
+        let r = self.ready()?;
+        if !*r.repeats.get_or_init(|| repeated(r.prims.iter().copied()).is_some()) {
+            return None;
+        }
+        repeated(selected)
     }
 
     /// The rows of the prims in `column` (cached per layout generation, and
@@ -311,4 +323,17 @@ impl StageInner {
             }
         })
     }
+}
+
+/// The first prim seen twice in `prims`.
+fn repeated(prims: impl Iterator<Item = PrimPath>) -> Option<PrimPath> {
+    let mut seen = RowSet::new();
+    for p in prims {
+        let bit = prim_bit(p);
+        if seen.contains(bit) {
+            return Some(p);
+        }
+        seen.insert(bit);
+    }
+    None
 }

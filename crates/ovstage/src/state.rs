@@ -33,6 +33,9 @@ pub(crate) struct Resolved {
     /// Attributes the prims carry (filter queries; scoped to what was asked).
     pub(crate) attributes: Vec<Token>,
     pub(crate) prim_bits: OnceLock<RowSet>,
+    /// Whether a prim appears twice in `prims` (a path list may repeat a
+    /// path); computed on first need.
+    pub(crate) repeats: OnceLock<bool>,
     /// `removals + 1` of the prim table when every prim was last seen live
     /// (0: never).
     pub(crate) live_at: AtomicU64,

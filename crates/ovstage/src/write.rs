@@ -141,6 +141,9 @@ impl StageInner {
                 None => Entry::Deferred { family, reserved, data: w.data },
             });
         }
+        if mode == PrimMode::Insert {
+            self.insert_check_now(&q, &entries, ordinal, call)?;
+        }
         let cells = Cells::keys(entries.iter().map(|e| e.family().id));
         // INSERT depends on which prims exist when it runs: order it with
         // every mutation of its attributes.
@@ -170,6 +173,25 @@ impl StageInner {
         })
     }
 
+    /// INSERT onto a prim that exists now, with no pending op that could
+    /// remove it (only whole-prim mutations do), is refused at enqueue, as
+    /// the published library does; otherwise the op decides when it runs.
+    fn insert_check_now(&self, q: &QueryState, entries: &[Entry], ordinal: u64, call: &'static str) -> Result<()> {
+        if !self.floors.pending_all.is_empty() {
+            return Ok(());
+        }
+        let table = ovstage_types::sync::lock(&self.prims);
+        for e in entries {
+            let Entry::Ready(p) = e else { continue };
+            let targets = p.targets(q);
+            if let Some(prim) = targets.list().iter().find(|p| table.is_live(**p)) {
+                let ctx = Ctx { call, attribute: &p.family.name_text, ordinal };
+                return Err(self.insert_conflict(&ctx, *prim));
+            }
+        }
+        Ok(())
+    }
+
     fn prepare_entry(
         &self,
         q: &QueryState,
@@ -189,6 +211,16 @@ impl StageInner {
         };
         check_semantic(semantic, storage).map_err(|e| ctx.err(e.status(), e.message()))?;
         let entry = PreparedWrite { family, storage, semantic, transport, plan };
+        // Two elements naming one prim would make the written value depend
+        // on row order: refused, as the published library does.
+        if let Some(p) = q.first_repeat(entry.plan.selected().map(|(i, _)| q.prims()[i])) {
+            return Err(ctx
+                .err(
+                    Status::InvalidArgument,
+                    "the query lists this prim more than once: a prim can be written once per op",
+                )
+                .with_prim(self.describe(p)));
+        }
         // Schema conflicts provable from committed state (nothing pending on
         // the attribute could change it) are reported now.
         if entry.family.pending.is_empty() && self.floors.pending_all.is_empty() {

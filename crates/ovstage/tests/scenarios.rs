@@ -168,8 +168,7 @@ fn insert_mode_creates_only() {
     let q = query(&s, &["/A"]);
     let op = s.write_attribute(q, "x", 1u64, scalars(&[1.]), PrimMode::Insert).unwrap();
     wait(&s, op);
-    let op = s.write_attribute(q, "y", 2u64, scalars(&[1.]), PrimMode::Insert).unwrap();
-    let err = s.wait_ok(op, LONG).unwrap_err();
+    let err = s.write_attribute(q, "y", 2u64, scalars(&[1.]), PrimMode::Insert).unwrap_err();
     assert_eq!(err.status(), Status::PrimNotFound);
     assert_eq!(err.context().prim.as_deref(), Some("/A"));
 }
