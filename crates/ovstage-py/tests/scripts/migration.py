@@ -59,7 +59,9 @@ def main():
             for name in ("radius", "bounces", "history"):
                 print("batched", name + ":", by_path(stage, paths, query, name, 3))
 
-            # A USD habit that fails: a relative path.
+            # A USD habit that fails: a relative path. Ours rejects it with
+            # OvxError; the reference accepts it (spec section 15.3 item 9).
+            # The expected output records ours.
             try:
                 paths.create_path_list_from_strings(["Scene/Ball0"])
                 print("relative path accepted")

@@ -108,7 +108,7 @@ def main(threaded):
         for q, pl in zip(queries, lists):
             q.release().wait()
             pl.release()
-    print("done", "threads" if threaded else "single")
+    print("done")
 
 
 main("--threads" in sys.argv[1:])
