@@ -691,11 +691,6 @@ impl Stage {
                 let data = std::mem::replace(&mut e.data, Err(Error::internal("taken")))?;
                 list.push(AttributeWrite { attribute: e.attr.as_ref()?, data });
             }
-            if list.is_empty() {
-                // An empty batch is a no-op op: an advance that seals nothing.
-                raw_query(q)?;
-                return stage.advance_write_floor(0u64, FloorScope::Include(Vec::new()));
-            }
             stage.write_attributes(raw_query(q)?, list, ordinal, PrimMode::from_raw(mode).expect("checked"))
         });
         Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
