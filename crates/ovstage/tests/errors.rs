@@ -258,7 +258,7 @@ fn ordinal_conflicts_have_their_own_kind() {
     seal(&s, 6);
     let floor = s.write_attribute(q, "pos", 6u64, f32x3(&[[1.; 3]]), PrimMode::Upsert).unwrap_err();
     assert_eq!((floor.status(), floor.kind()), (Status::WriteFloorViolation, ErrorKind::Other), "{floor}");
-    assert_eq!(floor.clone().with_status(Status::OpFailed).prefixed("x").kind(), ErrorKind::Other);
+    assert_eq!(floor.with_status(Status::OpFailed).prefixed("x").kind(), ErrorKind::Other);
     assert_eq!(write_err.with_status(Status::OpFailed).kind(), ErrorKind::OrdinalConflict);
 }
 
