@@ -35,7 +35,8 @@ impl Operation {
     pub(crate) fn rejected(stage: &Py<Stage>, e: &ovstage::Error, py: Python<'_>) -> Operation {
         // An ordinal admission conflict proven at submission keeps the code
         // the published package reports for it at execution (OP_FAILED).
-        let status = if e.message().contains("ordinal conflict") { Status::OpFailed as u32 } else { e.status() as u32 };
+        let status =
+            if e.kind() == ovstage::ErrorKind::OrdinalConflict { Status::OpFailed as u32 } else { e.status() as u32 };
         Operation::raw(Some(stage.clone_ref(py)), status, 0, e.message().to_owned(), None)
     }
 

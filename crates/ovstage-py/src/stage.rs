@@ -1209,6 +1209,9 @@ impl Stage {
             })
             .collect::<PyResult<_>>()?;
         let stage = self.stage("create_path_list_from_strings").map_err(|_| ovx_error("the Stage was destroyed"))?;
+        if let Some(p) = strs.iter().find(|p| !p.starts_with('/')) {
+            return Err(ovx_error(format!("create_path_list_from_strings: {p:?} is not an absolute path")));
+        }
         stage
             .paths()
             .create_path_list_from_strings(&strs)

@@ -24,6 +24,21 @@ impl ErrorContext {
     }
 }
 
+/// What kind of failure an error is, where callers need to tell failures
+/// with the same [`Status`] apart without reading the message.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// No finer kind than the status.
+    #[default]
+    Other,
+    /// An ordinal admission conflict: the ordinal is below (or, under
+    /// `STRICTLY_INCREASING`, not above) a change already accepted for the
+    /// cell. Reported with `WRITE_FLOOR_VIOLATION`; the published Python
+    /// package reports it as `OP_FAILED`.
+    OrdinalConflict,
+}
+
 /// An ovstage error: a non-OK [`Status`] and a message.
 ///
 /// `Display` renders `message (attribute 'a', prim '/p', ordinal n)`, with
@@ -31,6 +46,7 @@ impl ErrorContext {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub struct Error {
     status: Status,
+    kind: ErrorKind,
     message: String,
     context: ErrorContext,
 }
@@ -44,7 +60,7 @@ impl Error {
     /// success.
     pub fn new(status: Status, message: impl Into<String>) -> Error {
         let status = if status == Status::Ok { Status::Internal } else { status };
-        Error { status, message: message.into(), context: ErrorContext::default() }
+        Error { status, kind: ErrorKind::Other, message: message.into(), context: ErrorContext::default() }
     }
 
     /// `INVALID_ARGUMENT` with `message`.
@@ -65,6 +81,12 @@ impl Error {
     /// `INTERNAL` with `message`.
     pub fn internal(message: impl Into<String>) -> Error {
         Error::new(Status::Internal, message)
+    }
+
+    /// Marks the error as being of `kind`.
+    pub fn with_kind(mut self, kind: ErrorKind) -> Error {
+        self.kind = kind;
+        self
     }
 
     /// Names the attribute involved.
@@ -101,6 +123,11 @@ impl Error {
     /// The status.
     pub fn status(&self) -> Status {
         self.status
+    }
+
+    /// The kind of failure ([`ErrorKind::Other`] unless marked).
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
     }
 
     /// The message without its context.

@@ -23,7 +23,7 @@ pub mod sync;
 
 pub use device::Device;
 pub use dtype::{DType, DTypeCode};
-pub use error::{Error, ErrorContext, Result};
+pub use error::{Error, ErrorContext, ErrorKind, Result};
 pub use handles::{
     HierarchyHandle, MapHandle, OrdinalQueryHandle, PathList, PrimPath, QueryHandle, QueryResultId, ReadGroupId,
     ReadHandle, Token,

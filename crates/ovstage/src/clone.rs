@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
-use ovstage_types::{Error, OpId, Ordinal, PrimPath, Result, Semantic, Status, Timeout};
+use ovstage_types::{Error, ErrorKind, OpId, Ordinal, PrimPath, Result, Semantic, Status, Timeout};
 
 use crate::family::Family;
 use crate::mutation::{Ctx, Payload, Reach, RowsOf, Ticket};
@@ -164,6 +164,7 @@ impl StageInner {
                             Status::WriteFloorViolation,
                             format!("ordinal conflict: a target cell has a retained change at {at}"),
                         )
+                        .with_kind(ErrorKind::OrdinalConflict)
                         .with_attribute(&*family.name_text));
                     }
                     let mut bytes: Vec<u8> = Vec::new();

@@ -76,9 +76,9 @@ pub use tensor::{Element, HostBytes, Tensor, TensorDesc};
 
 pub use ovstage_sched::{Lanes, WaitError};
 pub use ovstage_types::{
-    AdmissionPolicy, AttributeMode, DType, DTypeCode, Device, Error, ErrorContext, FilterOp, HierarchyHandle,
-    HierarchyRelation, MapHandle, OpId, Ordinal, OrdinalQueryHandle, OrdinalRange, PathList, PrimMode, PrimPath,
-    QueryHandle, QueryResultId, ReadGroupId, ReadHandle, Result, Scope, Semantic, Status, Timeout, Token,
+    AdmissionPolicy, AttributeMode, DType, DTypeCode, Device, Error, ErrorContext, ErrorKind, FilterOp,
+    HierarchyHandle, HierarchyRelation, MapHandle, OpId, Ordinal, OrdinalQueryHandle, OrdinalRange, PathList, PrimMode,
+    PrimPath, QueryHandle, QueryResultId, ReadGroupId, ReadHandle, Result, Scope, Semantic, Status, Timeout, Token,
 };
 
 /// The feature modules, `stage` and `state` import one another without a

@@ -26,7 +26,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use ovstage_sched::{Job, OpSpec};
-use ovstage_types::{AdmissionPolicy, AttributeMode, Error, OpId, PrimMode, PrimPath, Result, Semantic, Status};
+use ovstage_types::{
+    AdmissionPolicy, AttributeMode, Error, ErrorKind, OpId, PrimMode, PrimPath, Result, Semantic, Status,
+};
 
 use crate::config::UnsealedOverflow;
 use crate::family::{Family, UnsealedLog, prim_bit};
@@ -314,6 +316,7 @@ impl StageInner {
                 policy_name(policy)
             ),
         )
+        .with_kind(ErrorKind::OrdinalConflict)
         .with_attribute(attribute)
         .with_ordinal(ordinal);
         match prim {

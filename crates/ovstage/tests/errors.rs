@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use common::*;
 use ovstage::{
-    AttributeMode, AttributeWrite, DType, Error, OrdinalRange, PrimMode, Selection, Semantic, Stage, StageConfig,
-    Status, Tensor, Timeout, Token, UnsealedOverflow, WaitError, WriteData,
+    AttributeMode, AttributeWrite, DType, Error, ErrorKind, OrdinalRange, PrimMode, Selection, Semantic, Stage,
+    StageConfig, Status, Tensor, Timeout, Token, UnsealedOverflow, WaitError, WriteData,
 };
 
 struct Report(String);
@@ -241,6 +241,25 @@ fn admission_errors() {
         "FLOOR_ONLY skips history"
     );
     insta::assert_snapshot!("admission_errors", r.0);
+}
+
+#[test]
+fn ordinal_conflicts_have_their_own_kind() {
+    // Bindings map an admission conflict to another code (the Python API
+    // reports OP_FAILED) by its kind, not by its message.
+    let s = stage(2);
+    let q = query(&s, &["/World/A"]);
+    write(&s, q, "pos", 5, f32x3(&[[0.; 3]]));
+    let write_err = s.write_attribute(q, "pos", 4u64, f32x3(&[[1.; 3]]), PrimMode::Upsert).unwrap_err();
+    let delete_err = s.delete_attributes(q, &[], 4u64).unwrap_err();
+    for e in [&write_err, &delete_err] {
+        assert_eq!((e.status(), e.kind()), (Status::WriteFloorViolation, ErrorKind::OrdinalConflict), "{e}");
+    }
+    seal(&s, 6);
+    let floor = s.write_attribute(q, "pos", 6u64, f32x3(&[[1.; 3]]), PrimMode::Upsert).unwrap_err();
+    assert_eq!((floor.status(), floor.kind()), (Status::WriteFloorViolation, ErrorKind::Other), "{floor}");
+    assert_eq!(floor.with_status(Status::OpFailed).prefixed("x").kind(), ErrorKind::Other);
+    assert_eq!(write_err.with_status(Status::OpFailed).kind(), ErrorKind::OrdinalConflict);
 }
 
 #[test]

@@ -78,7 +78,12 @@ fn each_supported_predicate() {
 fn discovered_attributes_are_scoped() {
     let s = scene();
     let (_, attrs, _) = run(&s, &[Predicate::has("pos")]);
-    assert_eq!(attrs, ["pos", "usd-prim-type", "usd-schemas", "x"]);
+    assert_eq!(attrs, ["pos", "x"], "recorded metadata is listed only when requested");
+    let q = s.query(&[Predicate::has("pos")], &["usd-prim-type".into(), "pos".into()]).unwrap();
+    let r = s.fetch_query_result(q.handle, Timeout::INFINITE).unwrap();
+    let mut attrs: Vec<String> = r.attributes.iter().map(|t| s.paths().token_text(*t).unwrap().to_string()).collect();
+    attrs.sort();
+    assert_eq!(attrs, ["pos", "usd-prim-type"]);
     let q = s.query(&[Predicate::has("pos")], &["pos".into(), "missing".into()]).unwrap();
     let r = s.fetch_query_result(q.handle, Timeout::INFINITE).unwrap();
     assert_eq!(r.attributes, vec![s.paths().lookup_token("pos").unwrap()]);

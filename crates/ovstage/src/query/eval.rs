@@ -84,8 +84,12 @@ impl StageInner {
             if !scope.is_empty() && !scope.contains(&f.name) {
                 continue;
             }
-            if self.reserved.lookup(f.name).is_some_and(Reserved::is_derived) {
-                continue;
+            // Built-in metadata is listed only when requested (as the
+            // reference does): derived names never, recorded ones
+            // (`usd-prim-type`, `usd-schemas`, ...) only through `scope`.
+            match self.reserved.lookup(f.name) {
+                Some(r) if r.is_derived() || scope.is_empty() => continue,
+                _ => {}
             }
             // Requested attributes are reported whether or not a matched
             // prim carries them (as the reference does); otherwise, those
