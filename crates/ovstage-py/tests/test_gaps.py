@@ -81,9 +81,9 @@ def test_f5_prim_modes_and_only_targets_are_created(stage):
                               prim_mode=ov.PrimMode.INSERT).wait()
         again = stage.write_attribute(q, "v", 2, np.array([2], np.int32), is_array=False,
                                       prim_mode=ov.PrimMode.INSERT)
-        # The reference rejects at enqueue with PRIM_NOT_FOUND; ours finds it when
-        # the op runs (OP_FAILED), a known divergence (issue 12).
-        assert code_of(again.wait) in (E.PRIM_NOT_FOUND, E.OP_FAILED)
+        # Refused at enqueue, as the reference does.
+        assert again.status == E.PRIM_NOT_FOUND
+        assert code_of(again.wait) == E.PRIM_NOT_FOUND
     probe = ["/Z/Y/X", "/Z/Y", "/Z"]
     with paths.create_path_list_from_strings(probe) as hl:
         items = stage.get_hierarchy(hl, 2, ov.HierarchyRelation.PARENT).items

@@ -38,17 +38,11 @@ with ov.Stage("error-tour") as stage, ov.PathDictionary(stage) as paths:
         outcome("write below the floor, wait", op.wait)
         outcome("write below the floor, wait again", op.wait)
 
-        # Ours proves an INSERT onto an existing prim when the op runs and
-        # reports OP_FAILED; the reference rejects it at enqueue with
-        # PRIM_NOT_FOUND. A known divergence (to be fixed under issue 12, not a
-        # deliberate difference): the script prints only that it failed.
+        # INSERT onto existing prims: PRIM_NOT_FOUND at enqueue on both.
         insert = stage.write_attribute(q, "y", 3, np.zeros(3, np.float32), is_array=False,
                                        prim_mode=ov.PrimMode.INSERT)
-        try:
-            insert.wait()
-            print("INSERT on existing prims: accepted")
-        except ov.OvstageError:
-            print("INSERT on existing prims: OvstageError")
+        print("INSERT on existing prims: ok =", insert.ok, "status =", ov.ErrorCode(insert.status).name)
+        outcome("INSERT on existing prims, wait", insert.wait)
 
         outcome("dtype change", stage.write_attribute(q, x, 3, np.zeros(3, np.int32), is_array=False).wait)
         stage.write_attribute(q, x, 5, np.ones(3, np.float32), is_array=False).wait()
