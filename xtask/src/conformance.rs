@@ -8,8 +8,8 @@
 //! - `--against DIR`: ours and `DIR/libovstage-dynamic.so` (the published
 //!   library) side by side, each in its own process; every difference is
 //!   printed. `--bless` then rewrites the snapshots from the reference's
-//!   transcript, keeping files that carry a `#` comment (deliberate
-//!   differences, edited by hand).
+//!   transcript, except files that carry a `#` comment (documented
+//!   differences): those get ours, under their comments.
 //! - `--filter TEXT`: only scenarios whose name contains TEXT.
 
 use std::collections::BTreeMap;
@@ -193,10 +193,17 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         std::fs::create_dir_all(snapshots()).map_err(|e| e.to_string())?;
         for (name, lines) in &theirs {
             let path = snapshots().join(format!("{name}.txt"));
-            if std::fs::read_to_string(&path).is_ok_and(|t| t.lines().any(|l| l.starts_with('#'))) {
-                println!("kept {} (documents a deliberate difference)", path.display());
-                continue;
-            }
+            let old = std::fs::read_to_string(&path).unwrap_or_default();
+            let comments: Vec<&str> = old.lines().filter(|l| l.starts_with('#')).collect();
+            // A commented file documents a difference and holds ours: its
+            // lines follow ours, under the same comments.
+            let lines = match ours.get(name) {
+                Some(mine) if !comments.is_empty() => {
+                    println!("re-recorded ours in {} (documents a difference)", path.display());
+                    comments.iter().map(|c| c.to_string()).chain(mine.iter().cloned()).collect()
+                }
+                _ => lines.clone(),
+            };
             let mut text = lines.join("\n");
             text.push('\n');
             std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -39,6 +39,7 @@ pub(crate) fn all() -> Vec<Scenario> {
         s("masks_and_index_maps", masks_and_index_maps),
         s("arrays", arrays),
         s("dtypes", dtypes),
+        s("dtype_codes", dtype_codes),
         s("deletes", deletes),
         s("maps", maps),
         s("map_setup_errors", map_setup_errors),
@@ -289,6 +290,34 @@ fn dtypes(d: &mut Driver<'_>) {
     d.write_settled(q, "bool", 1, Payload::scalar(6, 8, &[1, 0], "bool[1,0]"));
     d.seal(1);
     d.read_all(q, &["di", "du", "df", "db", "bool"], Range::Latest);
+}
+
+/// Which DLPack type codes and widths a write and a map accept: every
+/// code the C header names, at each common width.
+fn dtype_codes(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..1]);
+    let mut ordinal = 1;
+    for code in 0u8..=16 {
+        for bits in [8u8, 16, 32, 64] {
+            let bytes = vec![0u8; usize::from(bits / 8)];
+            let name = format!("c{code}b{bits}");
+            let label = format!("code{code}/{bits}");
+            d.write_settled(q, &name, ordinal, Payload::scalar(code, bits, &bytes, &label));
+            ordinal += 1;
+        }
+        let name = format!("m{code}");
+        let spec =
+            MapSpec { attribute: &name, dtype: Some((code, 32, 1)), semantic: 0, prim_mode: 0, attribute_mode: 0 };
+        let (op, m) = d.map(q, &spec, ordinal, None);
+        ordinal += 1;
+        if m != 0 {
+            let end = d.unmap_attribute(m);
+            d.settle(end);
+        }
+        if op != 0 {
+            d.settle(op);
+        }
+    }
 }
 
 fn deletes(d: &mut Driver<'_>) {

@@ -137,7 +137,7 @@ def test_payload_forms_and_selection(world):
     stage.write_attribute(q, "m", 1, np.tile(np.eye(4), (3, 1, 1)), is_array=False,
                           semantic=ov.AttributeSemantic.MATRIX).wait()
     stage.write_attribute(q, "dl", 1, ov.DLTensor.from_dlpack(np.array([4, 5, 6], np.int64)), is_array=False).wait()
-    stage.write_attribute(q, "raw", 1, np.array([1, 2, 3], np.int16), is_array=False).wait()
+    stage.write_attribute(q, "raw", 1, np.array([1, 2, 3], np.uint32), is_array=False).wait()
     stage.write_attribute(q, "bc", 1, np.array([9.0], np.float64), is_array=False, index_map=[0, 0, 0]).wait()
     stage.write_attribute(q, "cnt", 1, np.array([1, 2], np.int32), is_array=False, count=2).wait()
     stage.write_attribute(q, "arr", 1, [np.arange(2, dtype=np.int32), np.arange(0, dtype=np.int32),

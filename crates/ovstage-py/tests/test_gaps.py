@@ -62,7 +62,7 @@ def test_f1_foreign_dlpack_producers_and_from_dlpack(world):
         ov.DLTensor.from_dlpack([1, 2, 3])
     # Other accepted forms: 0-d, a Python scalar broadcast by index_map, nested list, list of rows.
     stage.write_attribute(q, "zd", 1, np.array(4.0), is_array=False, index_map=[0, 0, 0]).wait()
-    stage.write_attribute(q, "nest", 1, np.array([[1, 2], [3, 4], [5, 6]], np.int16), is_array=False).wait()
+    stage.write_attribute(q, "nest", 1, np.array([[1, 2], [3, 4], [5, 6]], np.int32), is_array=False).wait()
     stage.write_attribute(q, "rows", 1, [np.array([1.0]), np.array([2.0, 3.0]), np.array([], np.float64)],
                           is_array=True).wait()
     seal(stage, 1)
@@ -90,7 +90,7 @@ def test_f5_prim_modes_and_only_targets_are_created(stage):
         assert items[0].status == 0 and items[0].paths == ()
         assert [i.status for i in items[1:]] == [3, 3]
         with stage.query_from_path_list(hl) as q:  # UPSERT creates the ancestors
-            stage.write_attribute(q, "w", 2, np.zeros(3, np.int8), is_array=False).wait()
+            stage.write_attribute(q, "w", 2, np.zeros(3, np.uint8), is_array=False).wait()
         parents = stage.get_hierarchy(hl, 2, ov.HierarchyRelation.PARENT).items
         assert [i.paths for i in parents] == [("/Z/Y",), ("/Z",), ()]
         children = stage.get_hierarchy(hl, 2, ov.HierarchyRelation.CHILDREN).items

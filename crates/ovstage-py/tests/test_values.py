@@ -116,3 +116,18 @@ def test_many_dropped_pending_operations_are_released(world):
     stage.write_attribute(q, "e", n + 601, np.full(3, 0, np.float32), is_array=False).wait()
     assert stage._stats()[0] < 1000
     assert read_all(stage, paths, q, "d", ov.OrdinalRange.latest(n)) == {"/A": n - 1, "/B": n - 1, "/C": n - 1}
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.uint16])
+def test_dtypes_the_contract_does_not_store_are_not_supported(world, dtype):
+    stage, paths, pl, q = world
+    op = stage.write_attribute(q, "t", 1, np.zeros(3, dtype), is_array=False)
+    assert op.status == ov.ErrorCode.NOT_SUPPORTED
+    assert "not supported for attributes" in op.error_message()
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.uint32, np.uint64, np.float16, np.float32,
+                                   np.float64, np.bool_])
+def test_dtypes_the_contract_stores(world, dtype):
+    stage, paths, pl, q = world
+    stage.write_attribute(q, "t", 1, np.ones(3, dtype), is_array=False).wait()

@@ -125,6 +125,21 @@ impl DType {
         if self.bits == 0 || !self.bits.is_multiple_of(8) { None } else { Some(self.bits as usize / 8) }
     }
 
+    /// Whether an attribute can be stored with this element type: the
+    /// scalar types of the ovstage 0.3.0 contract (int32, int64, uint8,
+    /// uint32, uint64, float16, float32, float64, bool8), any lane count.
+    pub const fn is_storable(self) -> bool {
+        use DTypeCode::*;
+        self.lanes > 0
+            && matches!(
+                (self.code, self.bits),
+                (Int, 32 | 64) | (UInt, 8 | 32 | 64) | (Float, 16 | 32 | 64) | (Bool, 8)
+            )
+    }
+
+    /// The storable scalar types, for messages.
+    pub const STORABLE: &'static str = "int32, int64, uint8, uint32, uint64, float16, float32, float64, bool8";
+
     /// Bytes of one element (all lanes), when whole.
     pub const fn element_bytes(self) -> Option<usize> {
         match self.lane_bytes() {

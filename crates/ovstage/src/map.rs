@@ -223,6 +223,7 @@ impl StageInner {
             if dtype.element_bytes().is_none() {
                 return Err(ctx.err(Status::InvalidArgument, format!("dtype {dtype} has no whole-byte element size")));
             }
+            crate::write::check_storable(dtype, &ctx)?;
             let storage = Storage { dtype, kind };
             if let Some(r) = self.reserved.lookup(token) {
                 semantic = metadata::check_write(r, CALL, storage, semantic)?;
@@ -259,6 +260,7 @@ impl StageInner {
                 });
             }
         }
+        self.map_setup_check_now(&q, &family, desc.dtype, kind, semantic, desc.prim_mode, &ctx)?;
         let sizes: Option<Vec<u64>> = element_sizes.map(<[u64]>::to_vec);
         let key = self.next_handle_key();
         let state = Arc::new(MapState {
@@ -293,6 +295,39 @@ impl StageInner {
         Ok(Enqueued { handle: MapHandle::from_raw(raw).expect("never 0"), op })
     }
 
+    /// The setup errors provable now, reported at enqueue as the published
+    /// library does: with the query's prims known and no pending op that
+    /// could change the attribute's schema or remove a prim, the schema a
+    /// setup would decide and the INSERT check give the same answer now.
+    #[allow(clippy::too_many_arguments)]
+    fn map_setup_check_now(
+        &self,
+        q: &crate::state::QueryState,
+        family: &Family,
+        dtype: Option<DType>,
+        kind: ValueKind,
+        semantic: Semantic,
+        prim_mode: PrimMode,
+        ctx: &Ctx<'_>,
+    ) -> Result<()> {
+        let Some(resolved) = q.ready() else { return Ok(()) };
+        if !family.pending.is_empty() || !self.floors.pending_all.is_empty() {
+            return Ok(());
+        }
+        let storage = match dtype {
+            Some(dtype) => Storage { dtype, kind },
+            None => existing_storage(family, kind).map_err(|(status, m)| ctx.err(status, m))?,
+        };
+        self.check_schema(family, storage, semantic, &resolved.prims, ctx)?;
+        if prim_mode == PrimMode::Insert {
+            let table = lock(&self.prims);
+            if let Some(p) = resolved.prims.iter().find(|p| table.is_live(**p)) {
+                return Err(self.insert_conflict(ctx, *p));
+            }
+        }
+        Ok(())
+    }
+
     /// Decides the schema and allocates the writable group.
     fn set_up(
         &self,
@@ -309,7 +344,7 @@ impl StageInner {
         let ctx = Ctx { call: CALL, attribute: &family.name_text, ordinal: state.ordinal };
         let storage = match dtype {
             Some(dtype) => Storage { dtype, kind },
-            None => existing_storage(family, kind).map_err(|m| ctx.err(Status::InvalidArgument, m))?,
+            None => existing_storage(family, kind).map_err(|(status, m)| ctx.err(status, m))?,
         };
         let semantic = match reserved {
             Some(r) => metadata::check_write(r, CALL, storage, semantic)?,
@@ -433,13 +468,14 @@ impl StageInner {
 
 /// The one storage of `kind` the family's columns have, or why there is
 /// none to adopt.
-fn existing_storage(family: &Family, kind: ValueKind) -> std::result::Result<Storage, &'static str> {
+fn existing_storage(family: &Family, kind: ValueKind) -> std::result::Result<Storage, (Status, &'static str)> {
     let mut found: Vec<Storage> = family.columns().iter().map(|c| c.storage).filter(|s| s.kind == kind).collect();
     found.dedup();
     match found[..] {
         [one] => Ok(one),
-        [] => Err("the attribute does not exist yet: a dtype is required to create it"),
-        _ => Err("the attribute has several schemas: give a dtype"),
+        // As the published library: creating an attribute needs a dtype.
+        [] => Err((Status::NotSupported, "the attribute does not exist yet: a dtype is required to create it")),
+        _ => Err((Status::InvalidArgument, "the attribute has several schemas: give a dtype")),
     }
 }
 

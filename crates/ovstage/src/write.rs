@@ -205,6 +205,7 @@ impl StageInner {
         let (transport, plan) =
             transport::plan(q.prims().len(), values, selection).map_err(|m| ctx.err(Status::InvalidArgument, m))?;
         let storage = transport.storage();
+        check_storable(storage.dtype, ctx)?;
         let semantic = match reserved {
             Some(r) => metadata::check_write(r, ctx.call, storage, semantic)?,
             None => semantic,
@@ -337,4 +338,19 @@ fn plan_len(plan: &ElementPlan) -> usize {
         ElementPlan::Identity { count } => *count as usize,
         _ => 0,
     }
+}
+
+/// Refuses, with NOT_SUPPORTED, an element type no attribute can be stored
+/// with (writes and map sessions alike).
+pub(crate) fn check_storable(dtype: ovstage_types::DType, ctx: &Ctx<'_>) -> Result<()> {
+    if dtype.is_storable() {
+        return Ok(());
+    }
+    Err(ctx.err(
+        Status::NotSupported,
+        format!(
+            "dtype {dtype} is not supported for attributes (supported: {}, with any lane count)",
+            ovstage_types::DType::STORABLE
+        ),
+    ))
 }

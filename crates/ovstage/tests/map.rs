@@ -56,18 +56,29 @@ fn array_sessions_take_element_sizes() {
 fn setup_and_commit_errors() {
     let s = stage(2);
     let q = query(&s, &["/A", "/B"]);
-    // A new attribute needs a dtype.
-    let map = s.map_attribute(q, MapDesc::existing("nope"), 1u64, None).unwrap();
-    let err = s.fetch_map_next(map.handle, Timeout::INFINITE).unwrap_err();
-    assert_eq!(err.status(), Status::InvalidArgument, "{err}");
+    // Provable at enqueue (nothing pending could change the answer), so
+    // refused there, as the published library does: a new attribute needs
+    // a dtype.
+    let err = s.map_attribute(q, MapDesc::existing("nope"), 1u64, None).unwrap_err();
+    assert_eq!(err.status(), Status::NotSupported, "{err}");
     wait(&s, write(&s, q, "x", 1, scalars(&[1., 2.])));
     // Another dtype on existing cells is a schema conflict.
-    let map = s.map_attribute(q, MapDesc::new("x", DType::F64), 2u64, None).unwrap();
-    assert_eq!(s.fetch_map_next(map.handle, Timeout::INFINITE).unwrap_err().status(), Status::InvalidArgument);
+    let err = s.map_attribute(q, MapDesc::new("x", DType::F64), 2u64, None).unwrap_err();
+    assert_eq!(err.status(), Status::InvalidArgument, "{err}");
     // INSERT over existing prims.
     let desc = MapDesc { prim_mode: PrimMode::Insert, ..MapDesc::new("y", DType::F32) };
-    let map = s.map_attribute(q, desc, 2u64, None).unwrap();
-    assert_eq!(s.fetch_map_next(map.handle, Timeout::INFINITE).unwrap_err().status(), Status::PrimNotFound);
+    let err = s.map_attribute(q, desc, 2u64, None).unwrap_err();
+    assert_eq!(err.status(), Status::PrimNotFound, "{err}");
+    // An unsupported element type.
+    let err = s.map_attribute(q, MapDesc::new("c", DType::new(ovstage::DTypeCode::Complex, 64, 1)), 2u64, None);
+    assert_eq!(err.unwrap_err().status(), Status::NotSupported);
+    // Behind a pending write of the attribute the setup decides when it
+    // runs (or at enqueue, when the write already ran): the same error.
+    let pending = write(&s, q, "z", 2, scalars(&[1., 2.]));
+    let late = s.map_attribute(q, MapDesc::new("z", DType::F64), 2u64, None);
+    let err = late.and_then(|m| s.fetch_map_next(m.handle, Timeout::INFINITE)).unwrap_err();
+    assert_eq!(err.status(), Status::InvalidArgument, "{err}");
+    wait(&s, pending);
     // Derived attributes cannot be mapped; element sizes must match the prims.
     let err = s.map_attribute(q, MapDesc::new("usd-path", DType::U64), 3u64, None).unwrap_err();
     assert_eq!(err.status(), Status::NotSupported);
