@@ -125,6 +125,28 @@ impl StageInner {
             }
         }
         let end = range.end().get();
+        // Below the retention frontier a snapshot is served only where the
+        // attribute has not changed since (its value then is still the one
+        // at the frontier): otherwise OUT_OF_RANGE at enqueue, as the
+        // published library answers a snapshot whose cells changed later.
+        let frontier = self.floors.frontier.load(std::sync::atomic::Ordering::Acquire);
+        if end < frontier {
+            for r in &requested {
+                let Requested::Column(f) = r else { continue };
+                if f.columns().iter().all(|c| c.lock().unchanged_between(end, frontier)) {
+                    continue;
+                }
+                return Err(Error::new(
+                    Status::OutOfRange,
+                    format!(
+                        "{CALL}: values at {end} are no longer retained: the attribute changed since, and history \
+                         starts at the retention frontier {frontier} (see get_oldest_preserved_ordinal)"
+                    ),
+                )
+                .with_attribute(&*f.name_text)
+                .with_ordinal(end));
+            }
+        }
         // Built before the ordering lock is taken.
         let _ = q.prim_bits();
         let key = self.next_handle_key();

@@ -30,6 +30,13 @@ fn the_window_follows_the_floor() {
     }
     let err = read_groups(&s, q, "x", OrdinalRange::snapshot(6u64)).unwrap_err();
     assert_eq!(err.status(), Status::OutOfRange);
+    // Refused at enqueue: the attribute changed between 6 and the frontier.
+    let err = s.read_attributes(q, &["x".into()], OrdinalRange::snapshot(6u64)).unwrap_err();
+    assert_eq!((err.status(), err.context().attribute.as_deref()), (Status::OutOfRange, Some("x")));
+    // So is a snapshot from before the attribute's first write: it has
+    // changed since (the published library answers the same).
+    let err = s.read_attributes(q, &["x".into()], OrdinalRange::snapshot(0u64)).unwrap_err();
+    assert_eq!(err.status(), Status::OutOfRange);
     // An attribute that has not changed since stays exact below the frontier.
     let qc = query(&s, &["/C"]);
     write(&s, qc, "still", 11, scalars(&[42.]));

@@ -604,6 +604,21 @@ impl ColumnGuard<'_> {
         self.state.versions.get(next).filter(|v| v.from <= ordinal).map(|v| v.ordinal)
     }
 
+    /// Whether the column's state as of `from` is still its state as of
+    /// `to` (`from <= to`, both sealed): no retained change lies in
+    /// `(from, to]`, `from` is not inside a merged span, and, when nothing
+    /// is retained at or below `from`, nothing older was trimmed away.
+    pub(crate) fn unchanged_between(&self, from: u64, to: u64) -> bool {
+        if self.inside_merge(from).is_some() {
+            return false;
+        }
+        let at = self.newest_at(from);
+        if at.is_none() && self.state.trimmed_through.is_some() {
+            return false;
+        }
+        at == self.newest_at(to)
+    }
+
     /// The column's state as of `ordinal` (which must be sealed).
     pub(crate) fn snapshot(&mut self, ordinal: u64) -> Snapshot {
         if let Some(exact_from) = self.inside_merge(ordinal) {
