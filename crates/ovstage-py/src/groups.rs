@@ -375,9 +375,12 @@ impl ReadGroup {
     fn release(&self) -> PyResult<()> {
         self.release_inner()
     }
+    /// Returns the group itself.
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
+    /// Releases the group unless already released; errors are swallowed
+    /// while an exception propagates.
     #[pyo3(signature = (exc_type = None, exc = None, tb = None))]
     fn __exit__(
         &self,

@@ -88,19 +88,24 @@ macro_rules! handle_class {
             }
             /// Waits for the reserving op and returns this object.
             #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+            #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
             fn wait<'py>(slf: &Bound<'py, Self>, timeout: args::TimeoutArg) -> PyResult<Bound<'py, Self>> {
                 slf.get().core.wait(slf.py(), timeout)?;
                 Ok(slf.clone())
             }
+            /// The runtime handle.
             fn __int__(&self) -> u64 {
                 self.core.handle
             }
             fn __index__(&self) -> u64 {
                 self.core.handle
             }
+            /// Returns the handle object itself.
             fn __enter__(slf: Py<Self>) -> Py<Self> {
                 slf
             }
+            /// Releases the handle (unmaps a `Map`) and waits for it, unless already
+            /// released or rejected; errors are swallowed while an exception propagates.
             #[pyo3(signature = (exc_type = None, exc = None, tb = None))]
             fn __exit__(
                 slf: &Bound<'_, Self>,
@@ -150,6 +155,7 @@ handle_class!(Query, "Query", release_query_obj);
 impl Query {
     /// The query's result (`Stage.fetch_query_result(self, timeout)`).
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn result<'py>(slf: &Bound<'py, Self>, timeout: args::TimeoutArg) -> PyResult<Bound<'py, PyAny>> {
         Stage::fetch_query_result(slf.get().core.stage.bind(slf.py()), slf.as_any(), timeout)
     }
@@ -170,11 +176,13 @@ handle_class!(Read, "Read", release_read_obj);
 impl Read {
     /// The next group, or `None` once every group was fetched.
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn fetch_next<'py>(slf: &Bound<'py, Self>, timeout: args::TimeoutArg) -> PyResult<Py<PyAny>> {
         Stage::fetch_read_next(slf.get().core.stage.bind(slf.py()), slf.as_any(), timeout)
     }
     /// Iterates the groups (fetching until `None`); the caller releases each.
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn groups(slf: &Bound<'_, Self>, timeout: args::TimeoutArg) -> PyResult<GroupIter> {
         Ok(GroupIter {
             source: slf.clone().into_any().unbind(),
@@ -234,11 +242,13 @@ impl Map {
 impl Map {
     /// The next group, or `None` once every group was fetched.
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn fetch_next<'py>(slf: &Bound<'py, Self>, timeout: args::TimeoutArg) -> PyResult<Py<PyAny>> {
         Stage::fetch_map_next(slf.get().core.stage.bind(slf.py()), slf.as_any(), timeout)
     }
     /// Iterates the groups.
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn groups(slf: &Bound<'_, Self>, timeout: args::TimeoutArg) -> PyResult<GroupIter> {
         Ok(GroupIter {
             source: slf.clone().into_any().unbind(),
@@ -278,6 +288,7 @@ handle_class!(OrdinalQuery, "OrdinalQuery", release_ordinal_query_obj);
 impl OrdinalQuery {
     /// The ordinal (waits up to `timeout`).
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn fetch(slf: &Bound<'_, Self>, timeout: args::TimeoutArg) -> PyResult<u64> {
         Stage::fetch_ordinal(slf.get().core.stage.bind(slf.py()), slf.as_any(), timeout)
     }
