@@ -602,7 +602,9 @@ impl Stage {
     #[pyo3(signature = (query, attribute, ordinal, tensors, *, is_array, prim_mode = None, semantic = None, attribute_mode = None,
                         index_map = None, mask = None, count = None, cuda_event = None, cuda_stream = None, placement = None))]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(text_signature = "($self, query, attribute, ordinal, tensors, *, is_array, prim_mode=ovstage.PrimMode.UPSERT, semantic=0, attribute_mode=ovstage.AttributeMode.REJECT, index_map=None, mask=None, count=None, cuda_event=None, cuda_stream=None, placement=None)")]
+    #[pyo3(
+        text_signature = "($self, query, attribute, ordinal, tensors, *, is_array, prim_mode=ovstage.PrimMode.UPSERT, semantic=0, attribute_mode=ovstage.AttributeMode.REJECT, index_map=None, mask=None, count=None, cuda_event=None, cuda_stream=None, placement=None)"
+    )]
     fn write_attribute<'py>(
         slf: &Bound<'py, Self>,
         query: &Bound<'py, PyAny>,
@@ -735,7 +737,9 @@ impl Stage {
     #[pyo3(signature = (query, attribute, ordinal, *, prim_mode = None, dtype = None, semantic = None, element_sizes = None,
                         attribute_mode = None, placement = None))]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(text_signature = "($self, query, attribute, ordinal, *, prim_mode=ovstage.PrimMode.UPSERT, dtype=None, semantic=0, element_sizes=None, attribute_mode=ovstage.AttributeMode.REJECT, placement=None)")]
+    #[pyo3(
+        text_signature = "($self, query, attribute, ordinal, *, prim_mode=ovstage.PrimMode.UPSERT, dtype=None, semantic=0, element_sizes=None, attribute_mode=ovstage.AttributeMode.REJECT, placement=None)"
+    )]
     fn map_attribute<'py>(
         slf: &Bound<'py, Self>,
         query: &Bound<'py, PyAny>,
@@ -1137,7 +1141,9 @@ impl Stage {
 
     /// World-transform computation: not supported (the enqueue is rejected with NOT_SUPPORTED).
     #[pyo3(signature = (input_ordinal, output_ordinal, model = None))]
-    #[pyo3(text_signature = "($self, input_ordinal, output_ordinal, model=ovstage.HierarchyComputationModel.DEFAULT_CPU)")]
+    #[pyo3(
+        text_signature = "($self, input_ordinal, output_ordinal, model=ovstage.HierarchyComputationModel.DEFAULT_CPU)"
+    )]
     fn compute_hierarchy_async<'py>(
         slf: &Bound<'py, Self>,
         input_ordinal: &Bound<'py, PyAny>,
