@@ -145,7 +145,7 @@ macro_rules! handle_class {
 }
 
 /// A query handle: the prims a read, write, map or delete addresses.
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct Query {
     pub(crate) core: Core,
 }
@@ -166,7 +166,7 @@ impl Query {
 }
 
 /// A read handle: fetch its groups with `fetch_next()` / `groups()`.
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct Read {
     pub(crate) core: Core,
 }
@@ -223,7 +223,7 @@ impl GroupIter {
 }
 
 /// A map session: writable groups committed by `unmap_group` / `unmap`.
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct Map {
     pub(crate) core: Core,
     /// Groups fetched and not yet committed.
@@ -278,7 +278,7 @@ impl Map {
 }
 
 /// An ordinal query (write floor or oldest preserved ordinal).
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct OrdinalQuery {
     pub(crate) core: Core,
 }
@@ -299,7 +299,7 @@ impl OrdinalQuery {
 }
 
 /// A hierarchy lookup handle.
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct Hierarchy {
     pub(crate) core: Core,
 }
