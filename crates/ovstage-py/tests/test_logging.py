@@ -165,3 +165,20 @@ def test_replacing_the_callback_switches_delivery(log):
     assert second.messages("k8-two") == ["[test] k8-two"]
     assert first.messages("k8-two") == []
     assert len(first.messages("k8-one")) + len(second.messages("k8-one")) == 1
+
+
+def test_a_callback_may_flush_and_remove_itself(log):
+    done = threading.Event()
+    seen = []
+
+    def reentrant(severity, timestamp, message):
+        if "k9-remove" in message:
+            seen.append(ov.flush_log(0))  # cannot drain its own delivery
+            ov.set_log_callback(None)
+            done.set()
+
+    ov.set_log_callback(reentrant)
+    _native._log_message(int(ov.LogSeverity.ERROR), "test", "k9-remove")
+    assert done.wait(10), "no deadlock"
+    assert seen == [False]
+    assert ov.flush_log() is True

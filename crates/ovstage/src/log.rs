@@ -129,7 +129,18 @@ fn logger() -> MutexGuard<'static, Option<Dispatcher>> {
     lock(&LOGGER)
 }
 
+thread_local! {
+    /// Set on the dispatcher thread: a callback that flushes or removes
+    /// the callback must not wait for its own delivery.
+    static ON_DISPATCHER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn on_dispatcher() -> bool {
+    ON_DISPATCHER.with(std::cell::Cell::get)
+}
+
 fn run(shared: Arc<Shared>) {
+    ON_DISPATCHER.with(|on| on.set(true));
     let mut q = lock(&shared.queue);
     loop {
         if let Some(m) = q.messages.pop_front() {
@@ -198,6 +209,13 @@ fn drain(shared: &Shared, deadline: Option<Instant>) -> bool {
 /// Stops the dispatcher after delivering what is queued.
 fn stop(d: Dispatcher) {
     ENABLED.store(false, Ordering::Relaxed);
+    if on_dispatcher() {
+        // Called from a callback: the dispatcher delivers what is queued
+        // and ends once this delivery returns (its handle is dropped,
+        // detaching it).
+        lock(&d.shared.queue).stop = true;
+        return;
+    }
     drain(&d.shared, None);
     lock(&d.shared.queue).stop = true;
     d.shared.wake.notify_all();
@@ -259,9 +277,14 @@ pub fn set_log_callback(callback: Option<LogCallback>, threshold: i32, channel_f
 
 /// Waits until every message emitted before the call was delivered, for at
 /// most `timeout`; `false` when the time ran out first (`true` at once
-/// without a callback). The same caution as [`set_log_callback`] applies to
-/// locks the callback needs.
+/// without a callback; `false` at once when called from the callback). The
+/// same caution as [`set_log_callback`] applies to locks the callback needs.
 pub fn flush_log(timeout: Timeout) -> bool {
+    if on_dispatcher() {
+        // From a callback: the message being delivered cannot be delivered
+        // before this call returns.
+        return false;
+    }
     let shared = match logger().as_ref() {
         Some(d) => d.shared.clone(),
         None => return true,
@@ -335,6 +358,26 @@ pub(crate) mod tests {
         log_message(LogSeverity::Error, "test.quiet", "nobody listens");
         assert!(flush_log(Timeout::POLL), "nothing installed: drained");
         assert_eq!(lock(&got).len(), before);
+    }
+
+    #[test]
+    fn a_callback_may_flush_and_remove_itself() {
+        let _g = lock(&EXCLUSIVE);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let tx = Mutex::new(tx);
+        let cb: LogCallback = Box::new(move |_, _, text| {
+            if text.contains("remove me") {
+                let flushed = flush_log(Timeout::INFINITE);
+                let removed = set_log_callback(None, 0, "").is_ok();
+                let _ = lock(&tx).send((flushed, removed));
+            }
+        });
+        set_log_callback(Some(cb), LogSeverity::Verbose as i32, "").unwrap();
+        log_message(LogSeverity::Error, "test", "remove me");
+        let (flushed, removed) = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("no deadlock");
+        assert!(!flushed && removed);
+        assert!(!log_enabled());
+        assert!(flush_log(Timeout::INFINITE));
     }
 
     #[test]
