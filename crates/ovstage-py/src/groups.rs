@@ -166,7 +166,7 @@ fn prim_index(prims: &PrimGroup, local: &Bound<'_, PyAny>) -> PyResult<u32> {
 
 /// A fetched read group: one attribute over a run of the read's prims.
 /// Views from `array()`/`dlpack()` stay valid after `release()`.
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct ReadGroup {
     stage: Py<Stage>,
     group: RwLock<Option<Arc<ovstage::ReadGroup>>>,
@@ -375,9 +375,12 @@ impl ReadGroup {
     fn release(&self) -> PyResult<()> {
         self.release_inner()
     }
+    /// Returns the group itself.
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
+    /// Releases the group unless already released; errors are swallowed
+    /// while an exception propagates.
     #[pyo3(signature = (exc_type = None, exc = None, tb = None))]
     fn __exit__(
         &self,
@@ -429,7 +432,7 @@ pub(crate) struct MapShared {
 
 /// A writable staging buffer of a map session; fill `array(i)` in place,
 /// then commit with `Map.unmap_group(g)` or `Map.unmap()`.
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct MapGroup {
     stage: Py<Stage>,
     map: Py<Map>,

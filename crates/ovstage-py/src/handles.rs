@@ -88,19 +88,24 @@ macro_rules! handle_class {
             }
             /// Waits for the reserving op and returns this object.
             #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+            #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
             fn wait<'py>(slf: &Bound<'py, Self>, timeout: args::TimeoutArg) -> PyResult<Bound<'py, Self>> {
                 slf.get().core.wait(slf.py(), timeout)?;
                 Ok(slf.clone())
             }
+            /// The runtime handle.
             fn __int__(&self) -> u64 {
                 self.core.handle
             }
             fn __index__(&self) -> u64 {
                 self.core.handle
             }
+            /// Returns the handle object itself.
             fn __enter__(slf: Py<Self>) -> Py<Self> {
                 slf
             }
+            /// Releases the handle (unmaps a `Map`) and waits for it, unless already
+            /// released or rejected; errors are swallowed while an exception propagates.
             #[pyo3(signature = (exc_type = None, exc = None, tb = None))]
             fn __exit__(
                 slf: &Bound<'_, Self>,
@@ -140,7 +145,7 @@ macro_rules! handle_class {
 }
 
 /// A query handle: the prims a read, write, map or delete addresses.
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct Query {
     pub(crate) core: Core,
 }
@@ -150,6 +155,7 @@ handle_class!(Query, "Query", release_query_obj);
 impl Query {
     /// The query's result (`Stage.fetch_query_result(self, timeout)`).
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn result<'py>(slf: &Bound<'py, Self>, timeout: args::TimeoutArg) -> PyResult<Bound<'py, PyAny>> {
         Stage::fetch_query_result(slf.get().core.stage.bind(slf.py()), slf.as_any(), timeout)
     }
@@ -160,7 +166,7 @@ impl Query {
 }
 
 /// A read handle: fetch its groups with `fetch_next()` / `groups()`.
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct Read {
     pub(crate) core: Core,
 }
@@ -170,11 +176,13 @@ handle_class!(Read, "Read", release_read_obj);
 impl Read {
     /// The next group, or `None` once every group was fetched.
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn fetch_next<'py>(slf: &Bound<'py, Self>, timeout: args::TimeoutArg) -> PyResult<Py<PyAny>> {
         Stage::fetch_read_next(slf.get().core.stage.bind(slf.py()), slf.as_any(), timeout)
     }
     /// Iterates the groups (fetching until `None`); the caller releases each.
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn groups(slf: &Bound<'_, Self>, timeout: args::TimeoutArg) -> PyResult<GroupIter> {
         Ok(GroupIter {
             source: slf.clone().into_any().unbind(),
@@ -215,7 +223,7 @@ impl GroupIter {
 }
 
 /// A map session: writable groups committed by `unmap_group` / `unmap`.
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct Map {
     pub(crate) core: Core,
     /// Groups fetched and not yet committed.
@@ -234,11 +242,13 @@ impl Map {
 impl Map {
     /// The next group, or `None` once every group was fetched.
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn fetch_next<'py>(slf: &Bound<'py, Self>, timeout: args::TimeoutArg) -> PyResult<Py<PyAny>> {
         Stage::fetch_map_next(slf.get().core.stage.bind(slf.py()), slf.as_any(), timeout)
     }
     /// Iterates the groups.
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn groups(slf: &Bound<'_, Self>, timeout: args::TimeoutArg) -> PyResult<GroupIter> {
         Ok(GroupIter {
             source: slf.clone().into_any().unbind(),
@@ -268,7 +278,7 @@ impl Map {
 }
 
 /// An ordinal query (write floor or oldest preserved ordinal).
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct OrdinalQuery {
     pub(crate) core: Core,
 }
@@ -278,6 +288,7 @@ handle_class!(OrdinalQuery, "OrdinalQuery", release_ordinal_query_obj);
 impl OrdinalQuery {
     /// The ordinal (waits up to `timeout`).
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn fetch(slf: &Bound<'_, Self>, timeout: args::TimeoutArg) -> PyResult<u64> {
         Stage::fetch_ordinal(slf.get().core.stage.bind(slf.py()), slf.as_any(), timeout)
     }
@@ -288,7 +299,7 @@ impl OrdinalQuery {
 }
 
 /// A hierarchy lookup handle.
-#[pyclass(frozen, module = "ovstage")]
+#[pyclass(frozen, weakref, module = "ovstage")]
 pub(crate) struct Hierarchy {
     pub(crate) core: Core,
 }

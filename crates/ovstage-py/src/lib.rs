@@ -13,6 +13,7 @@ mod errors;
 mod groups;
 mod handles;
 mod latch;
+mod log;
 mod op;
 mod payload;
 mod stage;
@@ -119,5 +120,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<values::WriteDesc>()?;
     m.add_function(wrap_pyfunction!(_dlpack_ingest, m)?)?;
     m.add_function(wrap_pyfunction!(_export_view, m)?)?;
+    m.add_function(wrap_pyfunction!(log::_set_log_callback, m)?)?;
+    m.add_function(wrap_pyfunction!(log::_flush_log, m)?)?;
+    m.add_function(wrap_pyfunction!(log::_log_message, m)?)?;
     Ok(())
 }

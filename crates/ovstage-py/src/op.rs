@@ -161,6 +161,7 @@ impl Operation {
     /// Waits up to `timeout` ns for the op, consumes it and returns the
     /// operation. Raises `OvstageError` (TIMEOUT leaves it waitable).
     #[pyo3(signature = (timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn wait<'py>(slf: &Bound<'py, Self>, timeout: args::TimeoutArg) -> PyResult<Bound<'py, Self>> {
         let t = timeout.0;
         slf.get().wait_inner(slf.py(), t)?;

@@ -374,6 +374,7 @@ impl Stage {
 
     /// `(code, error_op_ids, lowest_pending_op_id)` of waiting for `op_id`; never raises for runtime outcomes.
     #[pyo3(signature = (op_id, timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, op_id, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn wait_op(
         &self,
         py: Python<'_>,
@@ -394,6 +395,7 @@ impl Stage {
 
     /// Just the code of `wait_op`.
     #[pyo3(signature = (op_id, timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, op_id, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn wait_op_raw(&self, py: Python<'_>, op_id: &Bound<'_, PyAny>, timeout: args::TimeoutArg) -> PyResult<u32> {
         Ok(self.wait_op(py, op_id, timeout)?.0)
     }
@@ -498,6 +500,7 @@ impl Stage {
 
     /// The query's result (waits up to `timeout`).
     #[pyo3(signature = (query, timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, query, timeout=ovstage.TIMEOUT_INFINITE)")]
     pub(crate) fn fetch_query_result<'py>(
         slf: &Bound<'py, Self>,
         query: &Bound<'py, PyAny>,
@@ -564,6 +567,7 @@ impl Stage {
 
     /// The next group of a read, or `None` at the end.
     #[pyo3(signature = (read, timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, read, timeout=ovstage.TIMEOUT_INFINITE)")]
     pub(crate) fn fetch_read_next<'py>(
         slf: &Bound<'py, Self>,
         read: &Bound<'py, PyAny>,
@@ -620,6 +624,9 @@ impl Stage {
     #[pyo3(signature = (query, attribute, ordinal, tensors, *, is_array, prim_mode = None, semantic = None, attribute_mode = None,
                         index_map = None, mask = None, count = None, cuda_event = None, cuda_stream = None, placement = None))]
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(
+        text_signature = "($self, query, attribute, ordinal, tensors, *, is_array, prim_mode=ovstage.PrimMode.UPSERT, semantic=0, attribute_mode=ovstage.AttributeMode.REJECT, index_map=None, mask=None, count=None, cuda_event=None, cuda_stream=None, placement=None)"
+    )]
     fn write_attribute<'py>(
         slf: &Bound<'py, Self>,
         query: &Bound<'py, PyAny>,
@@ -671,6 +678,7 @@ impl Stage {
 
     /// Enqueues one op writing several attributes (`WriteDesc`s) at `ordinal`.
     #[pyo3(signature = (query, writes, ordinal, *, prim_mode = None, placement = None))]
+    #[pyo3(text_signature = "($self, query, writes, ordinal, *, prim_mode=ovstage.PrimMode.UPSERT, placement=None)")]
     fn write_attributes<'py>(
         slf: &Bound<'py, Self>,
         query: &Bound<'py, PyAny>,
@@ -746,6 +754,9 @@ impl Stage {
     #[pyo3(signature = (query, attribute, ordinal, *, prim_mode = None, dtype = None, semantic = None, element_sizes = None,
                         attribute_mode = None, placement = None))]
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(
+        text_signature = "($self, query, attribute, ordinal, *, prim_mode=ovstage.PrimMode.UPSERT, dtype=None, semantic=0, element_sizes=None, attribute_mode=ovstage.AttributeMode.REJECT, placement=None)"
+    )]
     fn map_attribute<'py>(
         slf: &Bound<'py, Self>,
         query: &Bound<'py, PyAny>,
@@ -837,6 +848,7 @@ impl Stage {
 
     /// The next group of a map session, or `None` at the end.
     #[pyo3(signature = (mapping, timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, mapping, timeout=ovstage.TIMEOUT_INFINITE)")]
     pub(crate) fn fetch_map_next<'py>(
         slf: &Bound<'py, Self>,
         mapping: &Bound<'py, PyAny>,
@@ -916,6 +928,7 @@ impl Stage {
 
     /// Enqueues a write-floor advance to `ordinal` in `scope`.
     #[pyo3(signature = (ordinal, scope = None, attributes = None))]
+    #[pyo3(text_signature = "($self, ordinal, scope=ovstage.Scope.ALL, attributes=None)")]
     fn advance_write_floor<'py>(
         slf: &Bound<'py, Self>,
         ordinal: &Bound<'py, PyAny>,
@@ -974,6 +987,7 @@ impl Stage {
 
     /// The ordinal of an ordinal query (waits up to `timeout`).
     #[pyo3(signature = (ordinal_query, timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, ordinal_query, timeout=ovstage.TIMEOUT_INFINITE)")]
     pub(crate) fn fetch_ordinal(
         slf: &Bound<'_, Self>,
         ordinal_query: &Bound<'_, PyAny>,
@@ -1045,6 +1059,7 @@ impl Stage {
 
     /// The report of a clone op (while it is tracked).
     #[pyo3(signature = (op_or_id, timeout = args::TimeoutArg::INFINITE))]
+    #[pyo3(text_signature = "($self, op_or_id, timeout=ovstage.TIMEOUT_INFINITE)")]
     fn fetch_clone_result<'py>(
         slf: &Bound<'py, Self>,
         op_or_id: &Bound<'py, PyAny>,
@@ -1143,6 +1158,9 @@ impl Stage {
 
     /// World-transform computation: not supported (the enqueue is rejected with NOT_SUPPORTED).
     #[pyo3(signature = (input_ordinal, output_ordinal, model = None))]
+    #[pyo3(
+        text_signature = "($self, input_ordinal, output_ordinal, model=ovstage.HierarchyComputationModel.DEFAULT_CPU)"
+    )]
     fn compute_hierarchy_async<'py>(
         slf: &Bound<'py, Self>,
         input_ordinal: &Bound<'py, PyAny>,

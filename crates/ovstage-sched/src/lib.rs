@@ -32,7 +32,7 @@ mod spec;
 mod table;
 
 pub use node::Failure;
-pub use scheduler::{Job, Lanes, QueueFull, Scheduler, SchedulerConfig, WaitError};
+pub use scheduler::{FailureFn, FailureHook, Job, Lanes, QueueFull, Scheduler, SchedulerConfig, WaitError};
 pub use spec::{CellKey, Cells, FloorScope, HandleKey, OpSpec, Order};
 
 pub use ovstage_types::{OpId, Timeout};

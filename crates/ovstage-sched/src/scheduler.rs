@@ -63,6 +63,22 @@ pub struct SchedulerConfig {
     /// [`QueueFull`], except releases (they are how a client gets back
     /// under the bound).
     pub max_ops: usize,
+    /// Called on the lane that completes an op with a failure (the stage
+    /// logs it there). It must not block: lanes are waiting on it.
+    pub on_failure: Option<FailureHook>,
+}
+
+/// What a [`FailureHook`] calls: the failed op and its failure.
+pub type FailureFn = dyn Fn(OpId, &Failure) + Send + Sync;
+
+/// A callback told of every failed op (see [`SchedulerConfig::on_failure`]).
+#[derive(Clone)]
+pub struct FailureHook(pub Arc<FailureFn>);
+
+impl std::fmt::Debug for FailureHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FailureHook")
+    }
 }
 
 impl Default for SchedulerConfig {
@@ -72,6 +88,7 @@ impl Default for SchedulerConfig {
             thread_name: None,
             first_op: OpId::from_raw(1).expect("non-zero"),
             max_ops: usize::MAX,
+            on_failure: None,
         }
     }
 }
@@ -146,6 +163,7 @@ struct Shared {
     waits: Box<[(Mutex<()>, Condvar)]>,
     /// Present with one lane: every execution holds it, so ops never overlap.
     serial: Option<Mutex<()>>,
+    on_failure: Option<FailureHook>,
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -189,6 +207,9 @@ impl Shared {
         let final_state = match result {
             Ok(()) => state::DONE,
             Err(failure) => {
+                if let Some(hook) = &self.on_failure {
+                    (hook.0)(node.id, &failure);
+                }
                 let _ = node.failure.set(failure);
                 state::FAILED
             }
@@ -338,6 +359,7 @@ impl Scheduler {
             order: Mutex::new(OrderState::default()),
             waits: (0..WAIT_SHARDS).map(|_| (Mutex::new(()), Condvar::new())).collect(),
             serial: (lanes == 1).then(|| Mutex::new(())),
+            on_failure: config.on_failure.clone(),
         });
         let runner = shared.clone();
         let name = config.thread_name.as_deref().unwrap_or("ovstage");

@@ -41,6 +41,7 @@ mod floor;
 mod group;
 mod handles;
 mod hierarchy;
+mod log;
 mod map;
 mod map_detach;
 mod metadata;
@@ -63,6 +64,9 @@ pub use array_rows::{ArrayRows, ArrayRowsBuilder, HostRows};
 pub use config::{StageConfig, UnsealedOverflow};
 pub use group::{AttributeMeta, GroupData, GroupKind, PrimGroup, ReadGroup, TensorView};
 pub use handles::HandleTable;
+pub use log::{
+    LOG_THRESHOLD_NONE, LogCallback, LogSeverity, flush_log, log_enabled, log_message, set_log_callback, shutdown_log,
+};
 pub use map::MapDesc;
 pub use map_detach::DetachedBuffer;
 pub use paths::PathDictionary;

@@ -4,13 +4,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use ovstage_sched::{Scheduler, SchedulerConfig, WaitError};
+use ovstage_sched::{FailureHook, Scheduler, SchedulerConfig, WaitError};
 use ovstage_types::{Error, OpId, PrimPath, QueryHandle, Result, Status, Timeout, Token};
 
 use crate::api::AttrRef;
 use crate::config::StageConfig;
 use crate::family::{Family, Floors};
 use crate::handles::HandleTable;
+use crate::log::{LogSeverity, log_enabled, log_message};
 use crate::metadata::ReservedTokens;
 use crate::paths::PathDictionary;
 use crate::prims::PrimTable;
@@ -106,9 +107,19 @@ impl Stage {
             thread_name: Some(format!("ovstage-{name}")),
             first_op: first_op_id(),
             max_ops: config.max_ops,
+            on_failure: Some(log_failures(&name)),
         });
         let paths = PathDictionary::new();
         let reserved = ReservedTokens::intern(&paths);
+        log_message(
+            LogSeverity::Info,
+            "ovstage",
+            &format!(
+                "stage '{name}' created (ovstage-rs {}, {} lanes)",
+                env!("CARGO_PKG_VERSION"),
+                config.lanes.count()
+            ),
+        );
         Stage {
             inner: Arc::new(StageInner {
                 name,
@@ -282,6 +293,29 @@ impl StageInner {
 /// 2^32 ids (blocks drawn from a process-wide sequence, scrambled), so an
 /// op id of one instance is unknown to another instead of naming one of its
 /// ops. Ids stay below 2^57.
+/// Logs each failed op: the root cause at WARNING (the client sees it only
+/// if it waits), ops failing because of another at VERBOSE.
+fn log_failures(stage: &str) -> FailureHook {
+    let stage = stage.to_owned();
+    FailureHook(Arc::new(move |op, failure| {
+        if !log_enabled() {
+            return;
+        }
+        match failure.caused_by {
+            None => log_message(
+                LogSeverity::Warning,
+                "ovstage.ops",
+                &format!("stage '{stage}': {op} failed: {}", failure.error),
+            ),
+            Some(cause) => log_message(
+                LogSeverity::Verbose,
+                "ovstage.ops",
+                &format!("stage '{stage}': {op} failed because {cause} failed: {}", failure.error),
+            ),
+        }
+    }))
+}
+
 fn first_op_id() -> OpId {
     static STAGES: AtomicU64 = AtomicU64::new(0);
     // An odd multiplier permutes the 24-bit block numbers.

@@ -60,9 +60,11 @@ class PathList(int):
             raise
 
     def __enter__(self) -> "PathList":
+        """Returns the list itself."""
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
+        """Releases the owned reference unless already released; never suppresses the exception."""
         if not self.released:
             try:
                 self.release()
@@ -129,9 +131,11 @@ class PathDictionary:
         self._stage = None
 
     def __enter__(self) -> "PathDictionary":
+        """Returns the wrapper itself."""
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
+        """Destroys the wrapper (the dictionary lives on with the Stage)."""
         self.destroy()
         return False
 

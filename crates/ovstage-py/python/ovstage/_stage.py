@@ -143,9 +143,11 @@ class Stage(_native.Stage):
                     _PROC["model"] = _PROC["policy"] = _PROC["config"] = None
 
     def __enter__(self) -> "Stage":
+        """Returns the Stage itself."""
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
+        """Destroys the Stage; never suppresses the exception."""
         self.destroy()
         return False
 

@@ -19,6 +19,13 @@ _NS = "USD population is not part of this library (ovstage-rs has no USD support
 _last = threading.local()
 
 
+class ExportDestinationMode(enum.IntEnum):
+    """How an export destination is opened."""
+
+    EMPTY = 0
+    OPEN_EXISTING = 1
+
+
 def available() -> bool:
     """Whether USD population is available: ``False``."""
     return False
@@ -52,7 +59,7 @@ def _ns() -> None:
 def _make(name: str, params: str):
     src = f"def {name}({params}):\n    '''Not supported: raises OvstageError(NOT_SUPPORTED).'''\n    _ns()\n"
     ns: dict = {"_ns": _ns, "DEFAULT_TIME": DEFAULT_TIME, "PopulationDomain": PopulationDomain,
-                "ExportDestinationMode": None}
+                "ExportDestinationMode": ExportDestinationMode}
     exec(src, ns)  # noqa: S102 - builds exact signatures
     return ns[name]
 
@@ -74,7 +81,7 @@ _SIGS = {
     "reset_usd": "stage",
     "update_from_usd_time": "stage, ordinal, time=DEFAULT_TIME, *, time_code=None",
     "apply_usd_changes": "stage, ordinal",
-    "create_export_destination": "stage, identifier, mode=0",
+    "create_export_destination": "stage, identifier, mode=ExportDestinationMode.EMPTY",
     "export_to_usd_file": "stage, identifier, ordinal, " + _EXPORT_KW,
     "export_to_usd_layer": "stage, usd_layer, ordinal, " + _EXPORT_KW,
     "export_to_usd_stage": "stage, usd_stage, ordinal, " + _EXPORT_KW,
@@ -94,13 +101,6 @@ def register_usd_schemas(paths: Any) -> None:
         if not paths:
             return None
     _ns()
-
-
-class ExportDestinationMode(enum.IntEnum):
-    """How an export destination is opened."""
-
-    EMPTY = 0
-    OPEN_EXISTING = 1
 
 
 class SourceApiSchemaPolicy(enum.IntEnum):
