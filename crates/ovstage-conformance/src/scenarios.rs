@@ -49,6 +49,9 @@ pub(crate) fn all() -> Vec<Scenario> {
         s("path_dictionary", path_dictionary),
         s("op_lifecycle", op_lifecycle),
         Scenario { name: "retention_frontier", settings: &[], run: retention_frontier },
+        Scenario { name: "same_ordinal_strict", settings: &[(1, 3)], run: same_ordinal_overlap },
+        Scenario { name: "same_ordinal_nondecreasing", settings: &[(1, 2)], run: same_ordinal_overlap },
+        Scenario { name: "same_ordinal_floor_only", settings: &[(1, 1)], run: same_ordinal_overlap },
     ]
 }
 
@@ -550,4 +553,27 @@ fn retention_frontier(d: &mut Driver<'_>) {
     d.read_all(q, &["h"], Range::Snapshot(1));
     d.read_all(q, &["h"], Range::Between(0, 5));
     d.read_all(q, &["h"], Range::Snapshot(0));
+}
+
+/// Overlapping writes at one ordinal, and below it, under the admission
+/// policy the scenario sets: the first overlap submitted while the first
+/// write may still be pending, then again once it has run.
+fn same_ordinal_overlap(d: &mut Driver<'_>) {
+    let all = d.query_paths(&PATHS[..3]);
+    let one = d.query_paths(&PATHS[..1]);
+    let mut first = Payload::f32(&[1.0, 2.0, 3.0]);
+    let a = d.write(all, Attr::Name("s"), 2, &mut first, false);
+    let mut second = Payload::f32(&[9.0]);
+    let b = d.write(one, Attr::Name("s"), 2, &mut second, false);
+    for op in [a, b] {
+        if op != 0 {
+            d.settle(op);
+        }
+    }
+    d.write_settled(one, "s", 2, Payload::f32(&[8.0]));
+    d.write_settled(one, "s", 1, Payload::f32(&[7.0]));
+    d.write_settled(one, "s", 3, Payload::f32(&[6.0]));
+    d.write_settled(all, "s", 3, Payload::f32(&[4.0, 5.0, 6.0]));
+    d.seal(3);
+    d.read_all(all, &["s"], Range::Latest);
 }

@@ -33,11 +33,9 @@ impl Operation {
 
     /// A rejected enqueue.
     pub(crate) fn rejected(stage: &Py<Stage>, e: &ovstage::Error, py: Python<'_>) -> Operation {
-        // An ordinal admission conflict proven at submission keeps the code
-        // the published package reports for it at execution (OP_FAILED).
-        let status =
-            if e.kind() == ovstage::ErrorKind::OrdinalConflict { Status::OpFailed as u32 } else { e.status() as u32 };
-        Operation::raw(Some(stage.clone_ref(py)), status, 0, e.message().to_owned(), None)
+        // (Ordinal conflicts are not enqueue errors: the core fails the op
+        // when it runs, OP_FAILED at wait, as the published package does.)
+        Operation::raw(Some(stage.clone_ref(py)), e.status() as u32, 0, e.message().to_owned(), None)
     }
 
     /// From an enqueue's result.

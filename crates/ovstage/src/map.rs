@@ -164,7 +164,11 @@ impl Stage {
         match state.setup.get() {
             Some(Ok(_)) => Ok(lock(&state.session).unfetched.pop_front()),
             Some(Err(e)) => Err(e.clone()),
-            None => Err(Error::internal(format!("fetch_map_next: {map} completed without a setup result"))),
+            // The op failed before its setup ran (an ordinal conflict found
+            // at admission): its error is the session's.
+            None => Err(self
+                .op_error(*state.op.get().expect("set at enqueue"))
+                .unwrap_or_else(|| Error::internal(format!("fetch_map_next: {map} completed without a setup result")))),
         }
     }
 

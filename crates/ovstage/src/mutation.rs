@@ -25,7 +25,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use ovstage_sched::{Job, OpSpec};
+use ovstage_sched::{Failure, Job, OpSpec};
 use ovstage_types::{
     AdmissionPolicy, AttributeMode, Error, ErrorKind, OpId, PrimMode, PrimPath, Result, Semantic, Status,
 };
@@ -165,6 +165,11 @@ impl StageInner {
     /// Submits a mutation: admission of `reach` at `ordinal` runs under the
     /// ordering lock and issues the ticket, and `job` builds the op's job
     /// around it (the job drops the ticket once it has published).
+    ///
+    /// An ordinal conflict with changes already accepted is not an enqueue
+    /// error: as the published library does, the op is accepted and fails
+    /// when it runs (`OP_FAILED` at wait, the conflict as its error),
+    /// changing nothing.
     pub(crate) fn submit_mutation(
         &self,
         spec: &OpSpec,
@@ -173,7 +178,11 @@ impl StageInner {
         call: &'static str,
         job: impl FnOnce(Ticket) -> Job,
     ) -> Result<OpId> {
-        self.sched.submit_with(spec, || Ok(job(self.admit(reach, ordinal, call)?)))
+        self.sched.submit_with(spec, || match self.admit(reach, ordinal, call) {
+            Ok(ticket) => Ok(job(ticket)),
+            Err(e) if e.kind() == ErrorKind::OrdinalConflict => Ok(Box::new(move || Err(Failure::from(e))) as Job),
+            Err(e) => Err(e),
+        })
     }
 
     /// Rejects ordinals at or below a submitted floor and, per the

@@ -192,29 +192,32 @@ fn admission_errors() {
     let qa = query(&s, &["/World/A"]);
     let mut r = Report(String::new());
     // Admission is decided at enqueue, against every change already
-    // accepted (pending or done), so it does not depend on timing.
+    // accepted (pending or done), so it does not depend on timing; a
+    // conflict is reported when the op runs (OP_FAILED at wait through the
+    // C ABI), as the published library does, and the op changes nothing.
+    let ran = |r: ovstage::Result<ovstage::OpId>, stage: &Stage| r.and_then(|op| stage.wait_ok(op, LONG));
     write(&s, q, "pos", 5, f32x3(&[[0.; 3]; 2]));
     r.add(
         "ordinal below an accepted change of the cell",
         Status::WriteFloorViolation,
-        s.write_attribute(qa, "pos", 4u64, f32x3(&[[1.; 3]]), PrimMode::Upsert),
+        ran(s.write_attribute(qa, "pos", 4u64, f32x3(&[[1.; 3]]), PrimMode::Upsert), &s),
     );
     r.add(
         "delete below an accepted change of the cell",
         Status::WriteFloorViolation,
-        s.delete_attributes(qa, &["pos".into()], 3u64),
+        ran(s.delete_attributes(qa, &["pos".into()], 3u64), &s),
     );
     r.add(
         "whole-prim delete below an accepted change",
         Status::WriteFloorViolation,
-        s.delete_attributes(qa, &[], 4u64),
+        ran(s.delete_attributes(qa, &[], 4u64), &s),
     );
     let qc = query(&s, &["/World/C"]);
     s.delete_attributes(qc, &[], 9u64).unwrap();
     r.add(
         "write below an accepted whole-prim delete",
         Status::WriteFloorViolation,
-        s.write_attribute(qc, "pos", 8u64, f32x3(&[[1.; 3]]), PrimMode::Upsert),
+        ran(s.write_attribute(qc, "pos", 8u64, f32x3(&[[1.; 3]]), PrimMode::Upsert), &s),
     );
     // Other cells are not affected.
     let qb = query(&s, &["/World/B"]);
@@ -230,7 +233,7 @@ fn admission_errors() {
     r.add(
         "equal ordinal under STRICTLY_INCREASING",
         Status::WriteFloorViolation,
-        strict.write_attribute(sq, "x", 3u64, scalars(&[2.]), PrimMode::Upsert),
+        ran(strict.write_attribute(sq, "x", 3u64, scalars(&[2.]), PrimMode::Upsert), &strict),
     );
     let floor_only =
         Stage::with_config("floor-only", StageConfig::default().with_admission(ovstage::AdmissionPolicy::FloorOnly));
@@ -245,13 +248,15 @@ fn admission_errors() {
 
 #[test]
 fn ordinal_conflicts_have_their_own_kind() {
-    // Bindings map an admission conflict to another code (the Python API
-    // reports OP_FAILED) by its kind, not by its message.
+    // An admission conflict, reported when its op runs, has its own kind,
+    // so bindings can tell it from a floor violation without its message.
     let s = stage(2);
     let q = query(&s, &["/World/A"]);
     write(&s, q, "pos", 5, f32x3(&[[0.; 3]]));
-    let write_err = s.write_attribute(q, "pos", 4u64, f32x3(&[[1.; 3]]), PrimMode::Upsert).unwrap_err();
-    let delete_err = s.delete_attributes(q, &[], 4u64).unwrap_err();
+    let write_op = s.write_attribute(q, "pos", 4u64, f32x3(&[[1.; 3]]), PrimMode::Upsert).unwrap();
+    let write_err = s.wait_ok(write_op, LONG).unwrap_err();
+    let delete_op = s.delete_attributes(q, &[], 4u64).unwrap();
+    let delete_err = s.wait_ok(delete_op, LONG).unwrap_err();
     for e in [&write_err, &delete_err] {
         assert_eq!((e.status(), e.kind()), (Status::WriteFloorViolation, ErrorKind::OrdinalConflict), "{e}");
     }

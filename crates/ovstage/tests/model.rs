@@ -275,22 +275,36 @@ fn run(ops: &[Op], lanes: usize) -> Result<(), TestCaseError> {
                     payload(*attr, *prims, *value),
                     PrimMode::Upsert,
                 );
-                if *ordinal <= m.floor(*attr) || m.blocked(Some(*attr), *prims, *ordinal) {
+                if *ordinal <= m.floor(*attr) {
                     prop_assert_eq!(rejected(got), Err(Status::WriteFloorViolation));
                     continue;
                 }
                 let op = got.map_err(|e| TestCaseError::fail(format!("write rejected: {e}")))?;
+                if m.blocked(Some(*attr), *prims, *ordinal) {
+                    // An ordinal conflict fails the op when it runs.
+                    pending.push(Pending { op, expect: Err(Status::WriteFloorViolation) });
+                    continue;
+                }
                 m.unsealed.push((Some(*attr), *ordinal, *prims));
                 m.write(*attr, *prims, *ordinal, *value);
                 pending.push(Pending { op, expect: Ok(()) });
             }
             Op::Map { attr, prims, ordinal, value } => {
                 let got = stage.map_attribute(q(*prims), MapDesc::new(ATTRS[*attr], DType::F32), *ordinal, None);
-                if *ordinal <= m.floor(*attr) || m.blocked(Some(*attr), *prims, *ordinal) {
+                if *ordinal <= m.floor(*attr) {
                     prop_assert_eq!(got.map(|_| ()).map_err(|e| e.status()), Err(Status::WriteFloorViolation));
                     continue;
                 }
                 let map = got.map_err(|e| TestCaseError::fail(format!("map rejected: {e}")))?;
+                if m.blocked(Some(*attr), *prims, *ordinal) {
+                    // An ordinal conflict fails the session's setup.
+                    let fetched =
+                        stage.fetch_map_next(map.handle, Timeout::INFINITE).map(|_| ()).map_err(|e| e.status());
+                    prop_assert_eq!(fetched, Err(Status::WriteFloorViolation));
+                    pending.push(Pending { op: map.op, expect: Err(Status::WriteFloorViolation) });
+                    let _ = stage.unmap_attribute(map.handle, []).map(|op| stage.wait_ok(op, LONG));
+                    continue;
+                }
                 m.unsealed.push((Some(*attr), *ordinal, *prims));
                 let mut group = stage.fetch_map_next(map.handle, Timeout::INFINITE).unwrap().expect("one group");
                 group.values_mut::<f32>(0).unwrap().fill(f32::from(*value));
@@ -303,11 +317,15 @@ fn run(ops: &[Op], lanes: usize) -> Result<(), TestCaseError> {
                 let names: Vec<AttrRef<'_>> = attr.iter().map(|a| ATTRS[*a].into()).collect();
                 let got = stage.delete_attributes(q(*prims), &names, *ordinal);
                 let floor = attr.map_or(m.base, |a| m.floor(a));
-                if *ordinal <= floor || m.blocked(*attr, *prims, *ordinal) {
+                if *ordinal <= floor {
                     prop_assert_eq!(rejected(got), Err(Status::WriteFloorViolation));
                     continue;
                 }
                 let op = got.map_err(|e| TestCaseError::fail(format!("delete rejected: {e}")))?;
+                if m.blocked(*attr, *prims, *ordinal) {
+                    pending.push(Pending { op, expect: Err(Status::WriteFloorViolation) });
+                    continue;
+                }
                 m.unsealed.push((*attr, *ordinal, *prims));
                 let floors = [m.floor(0), m.floor(1), m.floor(2)];
                 let expect = m.delete(*attr, *prims, *ordinal, floors);
