@@ -49,6 +49,8 @@ pub(crate) fn all() -> Vec<Scenario> {
         s("path_dictionary", path_dictionary),
         s("op_lifecycle", op_lifecycle),
         Scenario { name: "retention_frontier", settings: &[], run: retention_frontier },
+        s("frontier_under_scoped_seals", frontier_under_scoped_seals),
+        s("attribute_aliases", attribute_aliases),
         Scenario { name: "same_ordinal_strict", settings: &[(1, 3)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_nondecreasing", settings: &[(1, 2)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_floor_only", settings: &[(1, 1)], run: same_ordinal_overlap },
@@ -576,4 +578,51 @@ fn same_ordinal_overlap(d: &mut Driver<'_>) {
     d.write_settled(all, "s", 3, Payload::f32(&[4.0, 5.0, 6.0]));
     d.seal(3);
     d.read_all(all, &["s"], Range::Latest);
+}
+
+/// The retention frontier when seals name attributes (INCLUDE, EXCLUDE)
+/// instead of advancing every floor: read after each step, with snapshots
+/// of the sealed and the unsealed attribute at old ordinals.
+fn frontier_under_scoped_seals(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..1]);
+    for o in 1..=6u64 {
+        d.write_settled(q, "sealed", o, Payload::f32(&[o as f32]));
+        let op = d.advance(o, 1, &["sealed"]);
+        d.settle(op);
+        d.ordinal_query(None);
+    }
+    d.write_settled(q, "other", 1, Payload::f32(&[10.0]));
+    for o in 7..=9u64 {
+        d.write_settled(q, "sealed", o, Payload::f32(&[o as f32]));
+        let op = d.advance(o, 2, &["other"]);
+        d.settle(op);
+        d.ordinal_query(None);
+    }
+    d.ordinal_query(Some(Attr::Name("sealed")));
+    d.ordinal_query(Some(Attr::Name("other")));
+    d.read_all(q, &["sealed"], Range::Snapshot(2));
+    d.read_all(q, &["sealed"], Range::Snapshot(8));
+    d.read_all(q, &["sealed"], Range::Between(1, 9));
+}
+
+/// Attribute names that alias one stored column (the transform attributes
+/// and the names the stage stores them as): writes, floors, reads and
+/// change ranges through either name.
+fn attribute_aliases(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    d.write_settled(q, "omni:xform", 1, Payload::f32(&[1.0, 2.0]));
+    d.write_settled(q, "omni:fabric:localMatrix", 2, Payload::f32(&[3.0, 4.0]));
+    d.write_settled(q, "omni:xform", 1, Payload::f32(&[5.0, 6.0]));
+    let f64s: Vec<u8> = [7.0f64, 8.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    d.write_settled(q, "omni:fabric:localMatrix", 3, Payload::scalar(2, 64, &f64s, "f64[7,8]"));
+    d.write_settled(q, "omni:resetXformStack", 1, Payload::scalar(6, 8, &[1, 0], "bool[1,0]"));
+    let op = d.advance(2, 1, &["omni:xform"]);
+    d.settle(op);
+    d.ordinal_query(Some(Attr::Name("omni:fabric:localMatrix")));
+    d.ordinal_query(Some(Attr::Name("omni:xform")));
+    d.seal(3);
+    d.read_all(q, &["omni:xform"], Range::Latest);
+    d.read_all(q, &["omni:fabric:localMatrix"], Range::Between(1, 1));
+    d.read_all(q, &["omni:xform", "omni:fabric:localMatrix"], Range::Snapshot(2));
+    d.read_all(q, &["omni:fabric:resetXformStack"], Range::Latest);
 }

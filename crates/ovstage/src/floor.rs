@@ -187,10 +187,20 @@ impl StageInner {
         self.move_frontier();
     }
 
-    /// Records the global floor and, when the retention frontier moves,
+    /// The highest committed floor of any attribute (or the base floor):
+    /// retention counts seals wherever they happen, so a loop that seals
+    /// only some attributes (INCLUDE or EXCLUDE scopes) still moves the
+    /// frontier, as the published library's does. Each family is trimmed
+    /// no further than its own floor.
+    fn highest_floor(&self) -> u64 {
+        let base = self.floors.base_committed.load(Ordering::Acquire);
+        self.all_families().iter().map(|f| self.floors.committed(f)).max().unwrap_or(base).max(base)
+    }
+
+    /// Records the highest floor and, when the retention frontier moves,
     /// trims every column to it.
     fn move_frontier(&self) {
-        let global = self.global_floor();
+        let global = self.highest_floor();
         let frontier = {
             let mut history = lock(&self.floors.history);
             if history.back().is_none_or(|last| *last < global) {

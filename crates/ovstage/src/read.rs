@@ -33,7 +33,7 @@ enum ReadTarget {
     /// `min(requested end, submitted floor at enqueue)`. Everything at or
     /// below it is sealed once the read runs (it runs after the advances
     /// submitted before it), so the result does not depend on timing.
-    Column { family: Arc<Family>, end: u64 },
+    Column { family: Arc<Family>, label: Token, end: u64 },
     /// `usd-path`, `usd-parent` or `usd-children`, derived from the prims
     /// when the read runs.
     Derived { reserved: Reserved, token: Token },
@@ -41,7 +41,9 @@ enum ReadTarget {
 
 /// An attribute named by a read, before its floor is known.
 enum Requested {
-    Column(Arc<Family>),
+    /// The family, and the name it was requested by (an alias labels its
+    /// groups with the alias).
+    Column(Arc<Family>, Token),
     Derived(Reserved, Token),
 }
 
@@ -121,7 +123,7 @@ impl StageInner {
                     requested.push(Requested::Derived(r, token));
                 }
                 // Reading an attribute no prim carries yields no groups.
-                _ => requested.extend(self.existing_family(token).map(Requested::Column)),
+                _ => requested.extend(self.existing_family(token).map(|f| Requested::Column(f, token))),
             }
         }
         let end = range.end().get();
@@ -132,7 +134,7 @@ impl StageInner {
         let frontier = self.floors.frontier.load(std::sync::atomic::Ordering::Acquire);
         if end < frontier {
             for r in &requested {
-                let Requested::Column(f) = r else { continue };
+                let Requested::Column(f, _) = r else { continue };
                 if f.columns().iter().all(|c| c.lock().unchanged_between(end, frontier)) {
                     continue;
                 }
@@ -164,12 +166,12 @@ impl StageInner {
             // and travels in the job.
             let mut chosen = ReadTargets::with_capacity(requested.len());
             for r in &requested {
-                let f = match r {
+                let (f, label) = match r {
                     Requested::Derived(reserved, token) => {
                         chosen.push(ReadTarget::Derived { reserved: *reserved, token: *token });
                         continue;
                     }
-                    Requested::Column(f) => f,
+                    Requested::Column(f, label) => (f, *label),
                 };
                 let floor = self.floors.submitted(f);
                 if end > floor {
@@ -194,7 +196,7 @@ impl StageInner {
                         });
                     }
                 }
-                chosen.push(ReadTarget::Column { family: f.clone(), end: end.min(floor) });
+                chosen.push(ReadTarget::Column { family: f.clone(), label, end: end.min(floor) });
             }
             Ok(Box::new(move || {
                 let result = owner.run_read(&job_query, &chosen, range);
@@ -219,8 +221,8 @@ impl StageInner {
         let mut values = Vec::new();
         let mut tombstones = Vec::new();
         for t in targets {
-            let (family, end) = match t {
-                ReadTarget::Column { family, end } => (family, *end),
+            let (family, label, end) = match t {
+                ReadTarget::Column { family, label, end } => (family, *label, *end),
                 ReadTarget::Derived { reserved, token } => {
                     // Derived attributes keep no change history: a range
                     // read reports them as never changed.
@@ -232,7 +234,7 @@ impl StageInner {
             };
             let floor = Ordinal(self.floors.committed(family));
             for column in family.columns() {
-                let ctx = GroupCtx { q, family, column: &column, floor };
+                let ctx = GroupCtx { q, family, label, column: &column, floor };
                 match range {
                     OrdinalRange::Snapshot { .. } => self.snapshot_groups(&ctx, end, &mut values)?,
                     OrdinalRange::Changes { start, .. } => {
@@ -329,7 +331,7 @@ impl StageInner {
     ) -> ReadGroup {
         ReadGroup {
             id: ReadGroupId::from_raw(self.next_group_id()).expect("ids start at 1"),
-            attribute: ctx.family.name,
+            attribute: ctx.label,
             ordinal: Ordinal(ordinal),
             kind,
             semantic: ctx.column.semantic(),
@@ -480,6 +482,8 @@ impl StageInner {
 struct GroupCtx<'a> {
     q: &'a QueryState,
     family: &'a Family,
+    /// The name the attribute was requested by.
+    label: Token,
     column: &'a Arc<Column>,
     floor: Ordinal,
 }

@@ -265,19 +265,43 @@ impl StageInner {
             return Ok(f.clone());
         }
         let text = self.paths.token_text(token)?;
+        // An alias shares its canonical name's family (one stored column,
+        // one floor, one change history).
+        let canonical = match canonical_attribute(&text) {
+            Some(name) => Some(self.paths.intern_token(name)?),
+            None => None,
+        };
         let mut map = write(&self.families);
         if let Some(f) = map.by_name.get(&token) {
             return Ok(f.clone());
         }
-        let f = Arc::new(Family::new(map.all.len() as u64, token, text));
+        if let Some(c) = canonical
+            && let Some(f) = map.by_name.get(&c).cloned()
+        {
+            map.by_name.insert(token, f.clone());
+            return Ok(f);
+        }
+        let (key, name) = match canonical {
+            Some(c) => (c, self.paths.token_text(c)?),
+            None => (token, text),
+        };
+        let f = Arc::new(Family::new(map.all.len() as u64, key, name));
+        map.by_name.insert(key, f.clone());
         map.by_name.insert(token, f.clone());
         map.all.push(f.clone());
         Ok(f)
     }
 
-    /// The family of an attribute if it exists.
+    /// The family of an attribute if it exists (through its alias too).
     pub(crate) fn existing_family(&self, token: Token) -> Option<Arc<Family>> {
-        read(&self.families).by_name.get(&token).cloned()
+        if let Some(f) = read(&self.families).by_name.get(&token) {
+            return Some(f.clone());
+        }
+        let text = self.paths.token_text(token).ok()?;
+        let canonical = self.paths.lookup_token(canonical_attribute(&text)?)?;
+        let f = read(&self.families).by_name.get(&canonical).cloned()?;
+        write(&self.families).by_name.insert(token, f.clone());
+        Some(f)
     }
 
     pub(crate) fn all_families(&self) -> Vec<Arc<Family>> {
@@ -321,4 +345,15 @@ fn first_op_id() -> OpId {
     // An odd multiplier permutes the 24-bit block numbers.
     let block = STAGES.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9e_37_79) & 0xff_ffff;
     OpId::from_raw(((block + 1) << 32) | 1).expect("non-zero")
+}
+
+/// The canonical name of an attribute name that is an alias: the names the
+/// contract's transform attributes are authored under and the names the
+/// stage stores them as (the published library's column identity).
+fn canonical_attribute(name: &str) -> Option<&'static str> {
+    match name {
+        "omni:xform" => Some("omni:fabric:localMatrix"),
+        "omni:resetXformStack" => Some("omni:fabric:resetXformStack"),
+        _ => None,
+    }
 }

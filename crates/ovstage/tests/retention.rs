@@ -208,3 +208,21 @@ fn unsealed_bytes_are_budgeted_and_reads_stay_exact_above_the_merges() {
         assert_eq!(read_f32(&s, small, "y", OrdinalRange::snapshot(t)).unwrap().0, vec![(0, vec![t as f32])]);
     }
 }
+
+#[test]
+fn seals_of_some_attributes_move_the_frontier() {
+    // A loop that seals only the attributes it owns (INCLUDE) while another
+    // attribute stays unsealed still retires old history.
+    let s = retaining(2);
+    let q = query(&s, &["/A"]);
+    write(&s, q, "idle", 1, scalars(&[0.]));
+    for t in 1..=6u64 {
+        write(&s, q, "x", t, scalars(&[t as f32]));
+        wait(&s, s.advance_write_floor(t, ovstage::FloorScope::Include(vec!["x".into()])).unwrap());
+    }
+    assert_eq!(frontier(&s), 4, "two advances behind the highest floor");
+    let err = s.read_attributes(q, &["x".into()], OrdinalRange::snapshot(2u64)).unwrap_err();
+    assert_eq!(err.status(), Status::OutOfRange);
+    let (values, _) = read_f32(&s, q, "x", OrdinalRange::snapshot(5u64)).unwrap();
+    assert_eq!(values, vec![(0, vec![5.])]);
+}

@@ -212,3 +212,24 @@ fn reads_observe_floor_advances_submitted_before_them() {
     assert_eq!(groups.len(), 1);
     assert_eq!(groups[0].data().unwrap().values::<f32>().unwrap(), &values[..]);
 }
+
+#[test]
+fn transform_attribute_aliases_share_one_column() {
+    // `omni:xform` is stored as `omni:fabric:localMatrix`: one column, one
+    // floor, one history; groups carry the name they were asked by.
+    let s = stage(2);
+    let q = query(&s, &["/A"]);
+    wait(&s, write(&s, q, "omni:xform", 1, scalars(&[1.])));
+    wait(&s, write(&s, q, "omni:fabric:localMatrix", 2, scalars(&[2.])));
+    let e = s.write_attribute(q, "omni:xform", 3u64, f32x3(&[[0.; 3]]), PrimMode::Upsert).unwrap_err();
+    assert_eq!(e.status(), Status::InvalidArgument, "one schema for both names: {e}");
+    wait(&s, s.advance_write_floor(2u64, FloorScope::Include(vec!["omni:xform".into()])).unwrap());
+    let h = s.get_attribute_write_floor(Some("omni:fabric:localMatrix".into())).unwrap();
+    assert_eq!(s.fetch_ordinal(h.handle, LONG).unwrap().get(), 2);
+    for name in ["omni:xform", "omni:fabric:localMatrix"] {
+        let groups = read_groups(&s, q, name, OrdinalRange::snapshot(2u64)).unwrap();
+        assert_eq!(groups.len(), 1);
+        assert_eq!(s.paths().token_text(groups[0].attribute()).unwrap().as_ref(), name);
+        assert_eq!(groups[0].data().unwrap().values::<f32>().unwrap(), &[2.]);
+    }
+}
