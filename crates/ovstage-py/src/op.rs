@@ -13,7 +13,7 @@ use crate::stage::Stage;
 
 /// The result of an enqueue: the enqueue status and the op id. `wait()`
 /// waits for the op, consumes it and returns the operation.
-#[pyclass(subclass, frozen, module = "ovstage")]
+#[pyclass(subclass, frozen, weakref, module = "ovstage")]
 pub(crate) struct Operation {
     stage: Option<Py<Stage>>,
     /// The enqueue status (0 when accepted).

@@ -50,6 +50,7 @@ def test_m2_no_python_objects_leak_from_a_loop(world):
         payload = np.full(3, i, np.float64)
         op = stage.write_attribute(q, tok, i, payload, is_array=False)
         refs.append(weakref.ref(payload))
+        refs.append(weakref.ref(op))
         op.wait()
         stage.advance_write_floor(i).wait()
         r = stage.read_attributes(q, [tok], ov.OrdinalRange.latest(i))
@@ -72,4 +73,4 @@ def test_m2_no_python_objects_leak_from_a_loop(world):
     gc.collect()
     alive = [ref() for ref in refs if ref() is not None]
     assert not alive, f"{len(alive)} of {len(refs)} objects still alive, e.g. {type(alive[0]).__name__}"
-    assert len(refs) == 300 * 5
+    assert len(refs) == 300 * 6
