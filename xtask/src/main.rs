@@ -27,6 +27,7 @@ mod dist;
 mod fuzz;
 mod python;
 mod snippets;
+mod suite;
 mod valgrind;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -40,10 +41,15 @@ commands:
           build a debug dist and compile the minimal example through pkg-config and CMake
   bench   run the benchmark workloads (release) on our library; --against DIR also on
           DIR/libovstage-dynamic.so side by side; --report FILE writes Markdown
+  bench-suite --against DIR [--filter REGEX] [--min-time SECONDS] [--report FILE]
+          the published package's own benchmark binary (DIR/benchmark.ovstage) on its library
+          and on ours, every case side by side
+  bench-py
+          the Python benchmark (release build; OVSTAGE_REF_PATH adds the published package)
   conformance [--against DIR [--bless]] [--filter TEXT]
           the conformance scenarios on our library against the recorded snapshots; --against DIR
           also on DIR/libovstage-dynamic.so, printing every difference (--bless: rewrite the
-          snapshots from it, keeping those that document a deliberate difference)
+          snapshots from it; those that document a difference get ours under their comments)
   check-snippets
           check the [snippet:NAME] markers in examples/ and tests/ and the snippets docs cite
   asan    the ovstage-ffi tests, C examples and dlopen test under AddressSanitizer (nightly)
@@ -150,6 +156,7 @@ fn main() -> ExitCode {
         Some("test-py") => python::test(),
         Some("dist") => dist::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("bench-suite") => suite::run(&args[1..]),
         Some("check-snippets") => check_snippets(),
         Some("conformance") => conformance::run(&args[1..]),
         Some("dist-test") => dist::test(),
