@@ -743,6 +743,25 @@ impl<'l> Driver<'l> {
     }
 
     /// Read, settle, drain and release: the whole read cycle.
+    /// `ovstage_compute_hierarchy`, printed; the op id (0 when rejected).
+    pub(crate) fn compute_hierarchy(&mut self, model: u32, input: u64, output: u64) -> u64 {
+        // SAFETY: live instance.
+        let r = unsafe {
+            (self.lib.compute_hierarchy)(
+                self.inst,
+                ovstage_abi::stage_types::ovstage_hierarchy_computation_model_id_t(model),
+                input,
+                output,
+            )
+        };
+        let op = self.name("op", r.op_index);
+        self.note(format!(
+            "compute_hierarchy model={model} in={input} out={output} -> {} {op}",
+            status_name(r.status.0)
+        ));
+        r.op_index
+    }
+
     pub(crate) fn read_all(&mut self, q: u64, attributes: &[&str], range: Range) {
         let read = self.read(q, attributes, range);
         if read != 0 {

@@ -17,6 +17,13 @@ type DestroyFn = unsafe extern "C" fn(*mut ovstage_instance_t) -> ovstage_api_st
 type InitializeFn = unsafe extern "C" fn(*const ovstage_config_t) -> ovstage_api_status_t;
 type ShutdownFn = unsafe extern "C" fn() -> ovstage_api_status_t;
 type LastErrorFn = unsafe extern "C" fn() -> ovx_string_t;
+/// `ovstage_compute_hierarchy(instance, model, input_ordinal, output_ordinal)`.
+pub(crate) type ComputeHierarchyFn = unsafe extern "C" fn(
+    *mut ovstage_instance_t,
+    ovstage_abi::stage_types::ovstage_hierarchy_computation_model_id_t,
+    u64,
+    u64,
+) -> ovstage_abi::api_types::ovstage_enqueue_result_t;
 
 /// A loaded library implementing the ovstage C ABI.
 pub(crate) struct Library {
@@ -25,6 +32,7 @@ pub(crate) struct Library {
     initialize: InitializeFn,
     shutdown: ShutdownFn,
     last_error: LastErrorFn,
+    pub(crate) compute_hierarchy: ComputeHierarchyFn,
     // Keeps the code the pointers above point into loaded.
     _lib: libloading::Library,
 }
@@ -45,6 +53,7 @@ impl Library {
             initialize: get(&lib, "ovstage_initialize")?,
             shutdown: get(&lib, "ovstage_shutdown")?,
             last_error: get(&lib, "ovstage_get_last_error")?,
+            compute_hierarchy: get(&lib, "ovstage_compute_hierarchy")?,
             _lib: lib,
         })
     }

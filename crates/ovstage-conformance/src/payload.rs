@@ -89,6 +89,13 @@ impl Payload {
         Payload::of(vec![t], false, format!("f32x{lanes}{values:?}"))
     }
 
+    /// 4x4 float64 matrices, one per prim (a `[prims, 16]` tensor, row-major).
+    pub(crate) fn f64_matrices(matrices: &[[f64; 16]], desc: &str) -> Payload {
+        let bytes: Vec<u8> = matrices.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
+        let t = HostTensor::new(&bytes, vec![matrices.len() as i64, 16], DLDataType { code: 2, bits: 64, lanes: 1 });
+        Payload::of(vec![t], false, desc.to_string())
+    }
+
     /// Values of any scalar dtype (`code`, `bits`), given as little-endian
     /// bytes of `count` elements, one per prim.
     pub(crate) fn scalar(code: u8, bits: u8, bytes: &[u8], desc: &str) -> Payload {

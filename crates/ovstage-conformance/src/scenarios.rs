@@ -51,6 +51,7 @@ pub(crate) fn all() -> Vec<Scenario> {
         Scenario { name: "retention_frontier", settings: &[], run: retention_frontier },
         s("frontier_under_scoped_seals", frontier_under_scoped_seals),
         s("attribute_aliases", attribute_aliases),
+        s("hierarchy_computation", hierarchy_computation),
         Scenario { name: "same_ordinal_strict", settings: &[(1, 3)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_nondecreasing", settings: &[(1, 2)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_floor_only", settings: &[(1, 1)], run: same_ordinal_overlap },
@@ -625,4 +626,57 @@ fn attribute_aliases(d: &mut Driver<'_>) {
     d.read_all(q, &["omni:fabric:localMatrix"], Range::Between(1, 1));
     d.read_all(q, &["omni:xform", "omni:fabric:localMatrix"], Range::Snapshot(2));
     d.read_all(q, &["omni:fabric:resetXformStack"], Range::Latest);
+}
+
+/// A translation matrix (row-vector convention: the translation is the
+/// last row).
+fn translate(x: f64, y: f64, z: f64) -> [f64; 16] {
+    [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0., x, y, z, 1.]
+}
+
+/// World matrices computed from local ones along the hierarchy: explicit
+/// computations, the one a floor advance runs, a reset of the transform
+/// stack, reads of the result by snapshot and by range.
+fn hierarchy_computation(d: &mut Driver<'_>) {
+    let tree = ["/W", "/W/A", "/W/A/B", "/W/C"];
+    let q = d.query_paths(&tree);
+    let locals = [translate(1., 0., 0.), translate(0., 2., 0.), translate(0., 0., 3.), translate(5., 0., 0.)];
+    d.write_settled(q, "omni:xform", 1, Payload::f64_matrices(&locals, "4 translations"));
+    // The world matrices exist (identity) before anything computes them.
+    d.write_settled(
+        q,
+        "omni:fabric:worldMatrix",
+        1,
+        Payload::f64_matrices(&[translate(0., 0., 0.); 4], "4 identities"),
+    );
+    d.seal(1);
+    let op = d.compute_hierarchy(1, 1, 2);
+    if op != 0 {
+        d.settle(op);
+    }
+    d.seal(2);
+    d.read_all(q, &["omni:fabric:worldMatrix"], Range::Latest);
+    d.read_all(q, &["omni:fabric:worldMatrix"], Range::Between(2, 2));
+    // A local change, then a floor advance covering the world matrices.
+    let qa = d.query_paths(&tree[1..2]);
+    d.write_settled(qa, "omni:xform", 3, Payload::f64_matrices(&[translate(0., 7., 0.)], "translate y 7"));
+    d.seal(3);
+    d.read_all(q, &["omni:fabric:worldMatrix"], Range::Latest);
+    d.read_all(q, &["omni:fabric:worldMatrix"], Range::Between(3, 3));
+    // Resetting the transform stack of B makes its world matrix its local one.
+    let qb = d.query_paths(&tree[2..3]);
+    d.write_settled(qb, "omni:resetXformStack", 4, Payload::scalar(6, 8, &[1], "bool[1]"));
+    let op = d.compute_hierarchy(1, 4, 4);
+    if op != 0 {
+        d.settle(op);
+    }
+    d.seal(4);
+    d.read_all(q, &["omni:fabric:worldMatrix"], Range::Latest);
+    // Other models and bad arguments.
+    for model in [0u32, 2, 3, 4, 99] {
+        let op = d.compute_hierarchy(model, 4, 5);
+        if op != 0 {
+            d.settle(op);
+        }
+    }
 }
