@@ -743,6 +743,37 @@ impl<'l> Driver<'l> {
     }
 
     /// Read, settle, drain and release: the whole read cycle.
+    /// `ovstage_clone` then, when accepted, `ovstage_fetch_clone_result`
+    /// and `wait_op`, printed.
+    pub(crate) fn clone_prims(&mut self, source: &str, targets: &[&str], ordinal: u64) {
+        let views: Vec<ovx_string_t> = targets.iter().map(|t| view(t)).collect();
+        // SAFETY: live instance; the views outlive the call.
+        let r = unsafe { (self.lib.clone)(self.inst, view(source), views.as_ptr(), views.len(), ordinal) };
+        let op = self.name("op", r.op_index);
+        self.note(format!("clone {source:?} -> {targets:?} @{ordinal} -> {} {op}", status_name(r.status.0)));
+        if r.op_index == 0 {
+            return;
+        }
+        let mut out = ovstage_abi::stage_types::ovstage_clone_result_t {
+            ordinal: 0,
+            target_count: 0,
+            source_prim_count: 0,
+            prims_cloned: 0,
+        };
+        // SAFETY: live instance, valid output.
+        let status = unsafe { (self.lib.fetch_clone_result)(self.inst, r.op_index, INFINITE, &mut out) }.0;
+        let report = if status == 0 {
+            format!(
+                " ordinal={} targets={} source_prims={} cloned={}",
+                out.ordinal, out.target_count, out.source_prim_count, out.prims_cloned
+            )
+        } else {
+            String::new()
+        };
+        self.note(format!("fetch_clone_result {op} -> {}{report}", status_name(status)));
+        self.settle(r.op_index);
+    }
+
     /// `ovstage_compute_hierarchy`, printed; the op id (0 when rejected).
     pub(crate) fn compute_hierarchy(&mut self, model: u32, input: u64, output: u64) -> u64 {
         // SAFETY: live instance.

@@ -25,6 +25,22 @@ pub(crate) type ComputeHierarchyFn = unsafe extern "C" fn(
     u64,
 ) -> ovstage_abi::api_types::ovstage_enqueue_result_t;
 
+/// `ovstage_clone(instance, source, targets, count, ordinal)`.
+pub(crate) type CloneFn = unsafe extern "C" fn(
+    *mut ovstage_instance_t,
+    ovx_string_t,
+    *const ovx_string_t,
+    usize,
+    u64,
+) -> ovstage_abi::api_types::ovstage_enqueue_result_t;
+/// `ovstage_fetch_clone_result(instance, op, timeout, out)`.
+pub(crate) type FetchCloneFn = unsafe extern "C" fn(
+    *mut ovstage_instance_t,
+    u64,
+    u64,
+    *mut ovstage_abi::stage_types::ovstage_clone_result_t,
+) -> ovstage_api_status_t;
+
 /// A loaded library implementing the ovstage C ABI.
 pub(crate) struct Library {
     pub(crate) create: CreateFn,
@@ -33,6 +49,8 @@ pub(crate) struct Library {
     shutdown: ShutdownFn,
     last_error: LastErrorFn,
     pub(crate) compute_hierarchy: ComputeHierarchyFn,
+    pub(crate) clone: CloneFn,
+    pub(crate) fetch_clone_result: FetchCloneFn,
     // Keeps the code the pointers above point into loaded.
     _lib: libloading::Library,
 }
@@ -54,6 +72,8 @@ impl Library {
             shutdown: get(&lib, "ovstage_shutdown")?,
             last_error: get(&lib, "ovstage_get_last_error")?,
             compute_hierarchy: get(&lib, "ovstage_compute_hierarchy")?,
+            clone: get(&lib, "ovstage_clone")?,
+            fetch_clone_result: get(&lib, "ovstage_fetch_clone_result")?,
             _lib: lib,
         })
     }

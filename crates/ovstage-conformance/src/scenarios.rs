@@ -52,6 +52,7 @@ pub(crate) fn all() -> Vec<Scenario> {
         s("frontier_under_scoped_seals", frontier_under_scoped_seals),
         s("attribute_aliases", attribute_aliases),
         s("hierarchy_computation", hierarchy_computation),
+        s("clones", clones),
         Scenario { name: "same_ordinal_strict", settings: &[(1, 3)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_nondecreasing", settings: &[(1, 2)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_floor_only", settings: &[(1, 1)], run: same_ordinal_overlap },
@@ -679,4 +680,39 @@ fn hierarchy_computation(d: &mut Driver<'_>) {
             d.settle(op);
         }
     }
+}
+
+/// Clones: a subtree to fresh targets, onto a target that exists (what a
+/// clone merges and what it replaces), several targets, bad sources and
+/// targets, ordinals at and below floors and changes; values read back.
+fn clones(d: &mut Driver<'_>) {
+    let src = ["/S", "/S/a", "/S/b"];
+    let q = d.query_paths(&src);
+    d.write_settled(q, "v", 1, Payload::f32(&[1.0, 2.0, 3.0]));
+    d.write_settled(q, "w", 1, Payload::f32(&[10.0, 20.0, 30.0]));
+    d.seal(1);
+    d.clone_prims("/S", &["/T"], 2);
+    // A target that exists, with its own values, an attribute the source
+    // lacks and a child the source lacks.
+    let t2 = ["/U", "/U/a", "/U/z"];
+    let qt = d.query_paths(&t2);
+    d.write_settled(qt, "v", 2, Payload::f32(&[7.0, 8.0, 9.0]));
+    d.write_settled(qt, "only", 2, Payload::f32(&[70.0, 80.0, 90.0]));
+    d.clone_prims("/S", &["/U"], 3);
+    d.clone_prims("/S/a", &["/V", "/W/x"], 3);
+    d.clone_prims("/missing", &["/X"], 3);
+    d.clone_prims("/S", &[], 3);
+    d.clone_prims("/S", &["/S/a/inner"], 3);
+    d.clone_prims("/S", &["relative"], 3);
+    d.clone_prims("/S", &["/Y"], 1);
+    d.seal(3);
+    let all = ["/S", "/S/a", "/S/b", "/T", "/T/a", "/T/b", "/U", "/U/a", "/U/b", "/U/z", "/V", "/W/x", "/Y"];
+    let qa = d.query_paths(&all);
+    d.read_all(qa, &["v", "w", "only"], Range::Latest);
+    d.read_all(qa, &["v", "w", "only"], Range::Between(3, 3));
+    d.write_settled(q, "v", 4, Payload::f32(&[5.0, 5.0, 5.0]));
+    d.clone_prims("/S", &["/T"], 3);
+    d.clone_prims("/S", &["/T"], 5);
+    d.seal(5);
+    d.read_all(qa, &["v"], Range::Latest);
 }

@@ -60,7 +60,8 @@ impl Stage {
         let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::all() });
         let owner = inner.clone();
         // The prims a clone touches are known only when it runs.
-        let op = inner.submit_mutation(&spec, Reach::Unknown, ordinal, CALL, move |ticket| -> Job {
+        let checked_targets = targets.clone();
+        let submitted = inner.submit_mutation(&spec, Reach::Unknown, ordinal, CALL, move |ticket| -> Job {
             Box::new(move || {
                 let result = owner.apply_clone(source, &targets, &ticket);
                 drop(ticket);
@@ -68,7 +69,45 @@ impl Stage {
                 lock(&owner.clones.results).insert(key, result);
                 failure.map_or(Ok(()), |e| Err(Failure::from(e)))
             })
-        })?;
+        });
+        let op = match submitted {
+            Ok(op) => op,
+            // As the published library: a clone at or below a floor is
+            // accepted and fails when it runs (its report is the error); a
+            // target that exists is reported first, as there.
+            Err(e) if e.status() == Status::WriteFloorViolation => {
+                let owner = inner.clone();
+                // Ordered as the clone would be, so what it finds does not
+                // depend on timing.
+                inner.sched.submit(
+                    &spec,
+                    Box::new(move || {
+                        let (source_live, existing) = {
+                            let prims = lock(&owner.prims);
+                            (prims.is_live(source), checked_targets.iter().copied().find(|t| prims.is_live(*t)))
+                        };
+                        let e = match existing {
+                            _ if !source_live => Error::new(
+                                Status::NotFound,
+                                format!("{CALL}: source '{}' does not exist", owner.describe(source)),
+                            )
+                            .with_prim(owner.describe(source))
+                            .with_ordinal(ordinal),
+                            Some(t) => Error::new(
+                                Status::PrimNotFound,
+                                format!("{CALL}: target '{}' already exists", owner.describe(t)),
+                            )
+                            .with_prim(owner.describe(t))
+                            .with_ordinal(ordinal),
+                            None => e,
+                        };
+                        lock(&owner.clones.results).insert(key, Err(e.clone()));
+                        Err(Failure::from(e))
+                    }),
+                )?
+            }
+            Err(e) => return Err(e),
+        };
         lock(&inner.clones.ops).insert(op, key);
         Ok(op)
     }
