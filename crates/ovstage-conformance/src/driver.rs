@@ -774,6 +774,83 @@ impl<'l> Driver<'l> {
         self.settle(r.op_index);
     }
 
+    /// `ovstage_get_hierarchy` over a path list of `paths`, then the fetch,
+    /// the result (each input's status and related paths, sorted) and both
+    /// releases, printed.
+    pub(crate) fn hierarchy(&mut self, paths: &[&str], ordinal: u64, relation: u32) {
+        let list = self.path_list(paths);
+        let mut h = 0;
+        // SAFETY: live instance, valid output.
+        let r = unsafe {
+            (self.lib.get_hierarchy)(
+                self.inst,
+                list,
+                ordinal,
+                ovstage_abi::stage_types::ovstage_hierarchy_relation_t(relation),
+                &mut h,
+            )
+        };
+        let (op, hn) = (self.name("op", r.op_index), self.name("h", h));
+        self.note(format!("get_hierarchy relation={relation} @{ordinal} -> {} {op} {hn}", status_name(r.status.0)));
+        if r.status.0 == 0 {
+            // The fetch never blocks: wait for the lookup first, as the
+            // contract says (released after the fetch).
+            let waited = self.wait(r.op_index, INFINITE);
+            self.note(format!("wait_op {op} -> {}", status_name(waited)));
+            let mut out = ovstage_abi::stage_types::ovstage_hierarchy_result_t {
+                hierarchy_result_id: Default::default(),
+                ordinal: 0,
+                items: null(),
+                input_count: 0,
+                paths: null(),
+                path_count: 0,
+            };
+            // SAFETY: live instance, valid output.
+            let status = unsafe { (self.lib.fetch_hierarchy_result)(self.inst, h, &mut out) }.0;
+            self.note(format!("fetch_hierarchy_result {hn} -> {}", status_name(status)));
+            if status == 0 {
+                // SAFETY: the library's arrays (NULL when empty), valid
+                // until the release below.
+                let (items, all) = unsafe {
+                    (
+                        if out.items.is_null() {
+                            &[][..]
+                        } else {
+                            std::slice::from_raw_parts(out.items, out.input_count)
+                        },
+                        if out.paths.is_null() {
+                            &[][..]
+                        } else {
+                            std::slice::from_raw_parts(out.paths, out.path_count)
+                        },
+                    )
+                };
+                for (input, item) in paths.iter().zip(items) {
+                    let mut related: Vec<String> = all[item.path_offset..item.path_offset + item.path_count]
+                        .iter()
+                        .map(|p| if p.token != 0 { self.token_text(p.token) } else { text(p.string) })
+                        .collect();
+                    related.sort();
+                    self.note(format!("  {input} {} {related:?}", status_name(item.status.0)));
+                }
+                // SAFETY: the result fetched above.
+                let status = unsafe { (self.lib.release_hierarchy_result)(self.inst, &out) }.0;
+                self.note(format!("release_hierarchy_result -> {}", status_name(status)));
+            }
+            // SAFETY: live instance.
+            let r = unsafe { (self.lib.release_hierarchy)(self.inst, h) };
+            let op = self.name("op", r.op_index);
+            self.note(format!("release_hierarchy {hn} -> {} {op}", status_name(r.status.0)));
+            if r.op_index != 0 {
+                self.settle(r.op_index);
+            }
+        }
+        if r.op_index != 0 {
+            self.settle(r.op_index);
+        }
+        self.release_path_list(list);
+    }
+
     /// `ovstage_compute_hierarchy`, printed; the op id (0 when rejected).
     pub(crate) fn compute_hierarchy(&mut self, model: u32, input: u64, output: u64) -> u64 {
         // SAFETY: live instance.

@@ -41,6 +41,29 @@ pub(crate) type FetchCloneFn = unsafe extern "C" fn(
     *mut ovstage_abi::stage_types::ovstage_clone_result_t,
 ) -> ovstage_api_status_t;
 
+/// `ovstage_get_hierarchy(instance, list, ordinal, relation, out_handle)`.
+pub(crate) type GetHierarchyFn = unsafe extern "C" fn(
+    *mut ovstage_instance_t,
+    u64,
+    u64,
+    ovstage_abi::stage_types::ovstage_hierarchy_relation_t,
+    *mut u64,
+) -> ovstage_abi::api_types::ovstage_enqueue_result_t;
+/// `ovstage_fetch_hierarchy_result(instance, handle, out)`.
+pub(crate) type FetchHierarchyFn = unsafe extern "C" fn(
+    *mut ovstage_instance_t,
+    u64,
+    *mut ovstage_abi::stage_types::ovstage_hierarchy_result_t,
+) -> ovstage_api_status_t;
+/// `ovstage_release_hierarchy_result(instance, result)`.
+pub(crate) type ReleaseHierarchyResultFn = unsafe extern "C" fn(
+    *mut ovstage_instance_t,
+    *const ovstage_abi::stage_types::ovstage_hierarchy_result_t,
+) -> ovstage_api_status_t;
+/// `ovstage_release_hierarchy(instance, handle)`.
+pub(crate) type ReleaseHierarchyFn =
+    unsafe extern "C" fn(*mut ovstage_instance_t, u64) -> ovstage_abi::api_types::ovstage_enqueue_result_t;
+
 /// A loaded library implementing the ovstage C ABI.
 pub(crate) struct Library {
     pub(crate) create: CreateFn,
@@ -51,6 +74,10 @@ pub(crate) struct Library {
     pub(crate) compute_hierarchy: ComputeHierarchyFn,
     pub(crate) clone: CloneFn,
     pub(crate) fetch_clone_result: FetchCloneFn,
+    pub(crate) get_hierarchy: GetHierarchyFn,
+    pub(crate) fetch_hierarchy_result: FetchHierarchyFn,
+    pub(crate) release_hierarchy_result: ReleaseHierarchyResultFn,
+    pub(crate) release_hierarchy: ReleaseHierarchyFn,
     // Keeps the code the pointers above point into loaded.
     _lib: libloading::Library,
 }
@@ -74,6 +101,10 @@ impl Library {
             compute_hierarchy: get(&lib, "ovstage_compute_hierarchy")?,
             clone: get(&lib, "ovstage_clone")?,
             fetch_clone_result: get(&lib, "ovstage_fetch_clone_result")?,
+            get_hierarchy: get(&lib, "ovstage_get_hierarchy")?,
+            fetch_hierarchy_result: get(&lib, "ovstage_fetch_hierarchy_result")?,
+            release_hierarchy_result: get(&lib, "ovstage_release_hierarchy_result")?,
+            release_hierarchy: get(&lib, "ovstage_release_hierarchy")?,
             _lib: lib,
         })
     }

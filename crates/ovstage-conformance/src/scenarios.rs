@@ -53,6 +53,7 @@ pub(crate) fn all() -> Vec<Scenario> {
         s("attribute_aliases", attribute_aliases),
         s("hierarchy_computation", hierarchy_computation),
         s("clones", clones),
+        s("hierarchy_lookups", hierarchy_lookups),
         Scenario { name: "same_ordinal_strict", settings: &[(1, 3)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_nondecreasing", settings: &[(1, 2)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_floor_only", settings: &[(1, 1)], run: same_ordinal_overlap },
@@ -715,4 +716,28 @@ fn clones(d: &mut Driver<'_>) {
     d.clone_prims("/S", &["/T"], 5);
     d.seal(5);
     d.read_all(qa, &["v"], Range::Latest);
+}
+
+/// Parent, children and sibling lookups over prims created by writes
+/// (only targets are created), clones and deletes; bad relations.
+fn hierarchy_lookups(d: &mut Driver<'_>) {
+    let q = d.query_paths(&["/H", "/H/a", "/H/b", "/H/a/x", "/Lone/Deep"]);
+    d.write_settled(q, "v", 1, Payload::f32(&[1.0, 2.0, 3.0, 4.0, 5.0]));
+    d.seal(1);
+    let probe = ["/H", "/H/a", "/H/b", "/H/a/x", "/Lone/Deep", "/Lone", "/missing", "/"];
+    for relation in [0u32, 1, 2] {
+        d.hierarchy(&probe, 1, relation);
+    }
+    d.clone_prims("/H/a", &["/H/c"], 2);
+    let qx = d.query_paths(&["/H/b"]);
+    let op = d.delete(qx, &[], 2);
+    if op != 0 {
+        d.settle(op);
+    }
+    d.seal(2);
+    for relation in [0u32, 1, 2] {
+        d.hierarchy(&["/H", "/H/a", "/H/b", "/H/c", "/H/c/x"], 2, relation);
+    }
+    d.hierarchy(&["/H"], 2, 3);
+    d.hierarchy(&[], 2, 1);
 }
