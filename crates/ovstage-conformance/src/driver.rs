@@ -440,6 +440,71 @@ impl<'l> Driver<'l> {
         self.note(format!("release_query_result -> {}", status_name(status)));
     }
 
+    /// A whole filter query cycle, compactly: `query` (printed), its op
+    /// settled, `fetch_query_result` (printed) and the matched prims (read
+    /// through `usd-path` at the latest values, in path order) on one
+    /// line; the handle is released after.
+    pub(crate) fn filter_case(&mut self, filter: &[Pred<'_>]) {
+        let (op, h) = self.query(Some(filter), &[]);
+        if op != 0 {
+            self.settle(op);
+        }
+        if h == 0 {
+            return;
+        }
+        self.fetch_query_result(h);
+        let token = self.tokens(&["usd-path"]);
+        let mut read = 0;
+        // SAFETY: live instance; arrays and output valid.
+        let r = unsafe {
+            (self.vt.read_attributes.expect("slot"))(self.ctx, h, token.as_ptr(), 1, Range::Latest.c(), &mut read)
+        };
+        let mut matched = Vec::new();
+        let end = if r.status.0 != 0 {
+            r.status.0
+        } else {
+            loop {
+                // SAFETY: an all-zero group is a valid output buffer.
+                let mut g: ovstage_read_group_t = unsafe { std::mem::zeroed() };
+                // SAFETY: live instance, valid output.
+                let status = unsafe { (self.vt.fetch_read_next.expect("slot"))(self.ctx, read, INFINITE, &mut g) }.0;
+                if status != 0 {
+                    break status;
+                }
+                matched.extend(self.group_paths(&g.prims));
+                // SAFETY: the group fetched above.
+                unsafe { (self.vt.release_group.expect("slot"))(self.ctx, &g) };
+            }
+        };
+        if r.op_index != 0 {
+            let mut w =
+                ovstage_op_wait_result_t { error_op_ids: null(), error_op_id_count: 0, lowest_pending_op_id: 0 };
+            // SAFETY: live instance, valid output.
+            unsafe { (self.vt.wait_op.expect("slot"))(self.ctx, r.op_index, INFINITE, &mut w) };
+            // SAFETY: live instance.
+            unsafe { (self.vt.release_op.expect("slot"))(self.ctx, r.op_index) };
+        }
+        if read != 0 {
+            // SAFETY: live instance.
+            let rr = unsafe { (self.vt.release_read.expect("slot"))(self.ctx, read) };
+            if rr.op_index != 0 {
+                let mut w =
+                    ovstage_op_wait_result_t { error_op_ids: null(), error_op_id_count: 0, lowest_pending_op_id: 0 };
+                // SAFETY: live instance, valid output.
+                unsafe { (self.vt.wait_op.expect("slot"))(self.ctx, rr.op_index, INFINITE, &mut w) };
+                // SAFETY: live instance.
+                unsafe { (self.vt.release_op.expect("slot"))(self.ctx, rr.op_index) };
+            }
+        }
+        matched.sort();
+        let n = self.name("q", h);
+        self.note(format!("  matched {n} = {matched:?} ({})", status_name(end)));
+        let op = self.release_query(h);
+        if op != 0 {
+            self.settle(op);
+        }
+    }
+
     fn token_text(&mut self, token: u64) -> String {
         let mut out = ovx_string_t::NONE;
         // SAFETY: one token, one output.

@@ -104,6 +104,25 @@ impl Payload {
         Payload::of(vec![t], false, desc.to_string())
     }
 
+    /// Rows of any dtype (`code`, `bits`, `lanes`), given as little-endian
+    /// bytes of `rows` rows, as a `[rows]` tensor (`[rows, lanes]` when
+    /// `as_2d`).
+    pub(crate) fn rows(code: u8, bits: u8, lanes: u16, rows: usize, bytes: &[u8], desc: &str) -> Payload {
+        let t = HostTensor::new(bytes, vec![rows as i64], DLDataType { code, bits, lanes });
+        Payload::of(vec![t], false, desc.to_string())
+    }
+
+    /// Array rows of any scalar dtype: one tensor per prim, each given as
+    /// little-endian bytes.
+    pub(crate) fn arrays(code: u8, bits: u8, rows: &[Vec<u8>], desc: &str) -> Payload {
+        let width = usize::from(bits / 8).max(1);
+        let tensors = rows
+            .iter()
+            .map(|r| HostTensor::new(r, vec![(r.len() / width) as i64], DLDataType { code, bits, lanes: 1 }))
+            .collect();
+        Payload::of(tensors, true, desc.to_string())
+    }
+
     /// Array rows of float32: one tensor per prim.
     pub(crate) fn f32_arrays(rows: &[&[f32]]) -> Payload {
         let tensors = rows.iter().map(|r| HostTensor::new(&f32_bytes(r), vec![r.len() as i64], F32)).collect();

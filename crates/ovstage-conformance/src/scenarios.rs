@@ -20,6 +20,10 @@ const FILTER_HAS: u32 = 0;
 const FILTER_IN: u32 = 1;
 const FILTER_CONTAINS: u32 = 2;
 const FILTER_PREFIX: u32 = 3;
+const FILTER_LT: u32 = 4;
+const FILTER_LE: u32 = 5;
+const FILTER_GT: u32 = 6;
+const FILTER_GE: u32 = 7;
 
 /// Every scenario, in transcript order.
 pub(crate) fn all() -> Vec<Scenario> {
@@ -44,6 +48,7 @@ pub(crate) fn all() -> Vec<Scenario> {
         s("maps", maps),
         s("map_setup_errors", map_setup_errors),
         s("filters", filters),
+        s("value_predicates", value_predicates),
         s("reserved_metadata", reserved_metadata),
         s("handles", handles),
         s("path_dictionary", path_dictionary),
@@ -475,6 +480,120 @@ fn filters(d: &mut Driver<'_>) {
             }
         }
     }
+}
+
+fn le_bytes<T: Copy, const N: usize>(values: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
+    values.iter().flat_map(|v| f(*v)).collect()
+}
+
+/// Value predicates on recorded columns, against the predicates the
+/// library does evaluate. Every value operator (IN, CONTAINS, PREFIX, LT,
+/// LE, GT, GE, and a code past the enum) on a column of every common dtype
+/// (int32/64, uint8/32/64, float32/64, bool, float3 lanes, float arrays,
+/// token ids, strings, a column only some prims carry, a name no prim
+/// carries), with one, several, no and malformed values, alone and with a
+/// metadata predicate; the metadata pairings on a hierarchy; the attributes
+/// a query reports for the names its filter tests; and the one value test
+/// on recorded data (`usd-prim-type IN`) across later unsealed, sealed and
+/// deleted values.
+fn value_predicates(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS);
+    let i32s = le_bytes(&[-5i32, 0, 7, i32::MAX], i32::to_le_bytes);
+    d.write_settled(q, "i32", 1, Payload::scalar(0, 32, &i32s, "i32[-5,0,7,max]"));
+    let i64s = le_bytes(&[-1i64, 1 << 40, 7, i64::MIN], i64::to_le_bytes);
+    d.write_settled(q, "i64", 1, Payload::scalar(0, 64, &i64s, "i64[-1,2^40,7,min]"));
+    let u32s = le_bytes(&[0u32, 1, 4_000_000_000, 7], u32::to_le_bytes);
+    d.write_settled(q, "u32", 1, Payload::scalar(1, 32, &u32s, "u32[0,1,4e9,7]"));
+    d.write_settled(q, "u8", 1, Payload::scalar(1, 8, &[0, 255, 7, 1], "u8[0,255,7,1]"));
+    let u64s = le_bytes(&[u64::MAX, 0, 7, (1 << 53) + 1], u64::to_le_bytes);
+    d.write_settled(q, "u64", 1, Payload::scalar(1, 64, &u64s, "u64[max,0,7,2^53+1]"));
+    let f32s = le_bytes(&[1.5f32, -0.0, f32::NAN, 7.0], f32::to_le_bytes);
+    d.write_settled(q, "f32", 1, Payload::scalar(2, 32, &f32s, "f32[1.5,-0,nan,7]"));
+    let f64s = le_bytes(&[0.1f64, -2.25, f64::INFINITY, 7.0], f64::to_le_bytes);
+    d.write_settled(q, "f64", 1, Payload::scalar(2, 64, &f64s, "f64[0.1,-2.25,inf,7]"));
+    d.write_settled(q, "b", 1, Payload::scalar(6, 8, &[1, 0, 1, 0], "bool[1,0,1,0]"));
+    let v3 = le_bytes(&[1f32, 2., 3., 7., 7., 7., 0., 0., 0., 1., 2., 7.], f32::to_le_bytes);
+    d.write_settled(q, "v3", 1, Payload::rows(2, 32, 3, 4, &v3, "f32x3"));
+    let rows = [vec![1f32, 2.], vec![7.], vec![], vec![8., 9., 7.]].map(|r| le_bytes(&r, f32::to_le_bytes));
+    d.write_settled(q, "arr", 1, Payload::arrays(2, 32, &rows, "f32 arrays [1,2] [7] [] [8,9,7]"));
+    let toks = d.tokens(&["Foo", "Bar", "7"]);
+    let tok =
+        Payload::scalar(1, 64, &le_bytes(&[toks[0], toks[1], toks[2], 0], u64::to_le_bytes), "tokens Foo Bar 7 0");
+    d.write_settled(q, "tok", 1, tok.semantic(2));
+    let strings = [b"hello".to_vec(), b"7".to_vec(), b"help".to_vec(), vec![]];
+    d.write_settled(q, "str", 1, Payload::arrays(1, 8, &strings, "strings hello 7 help ''").semantic(13));
+    let ab = d.query_paths(&PATHS[..2]);
+    d.write_settled(ab, "sparse", 1, Payload::scalar(0, 32, &le_bytes(&[1i32, 7], i32::to_le_bytes), "i32[1,7]"));
+    d.seal(1);
+    let value_ops = [FILTER_IN, FILTER_CONTAINS, FILTER_PREFIX, FILTER_LT, FILTER_LE, FILTER_GT, FILTER_GE, 8];
+    let columns = ["i32", "i64", "u32", "u8", "u64", "f32", "f64", "b", "v3", "arr", "tok", "str", "sparse", "nope"];
+    for attribute in columns {
+        for op in value_ops {
+            d.filter_case(&[Pred { attribute, op, values: &["7"] }]);
+        }
+    }
+    // Several, none, malformed and out-of-range values; a value predicate
+    // next to a supported one; HAS ignores values.
+    let odd: [&[&str]; 9] = [&[], &["1", "7"], &["x"], &["3.5"], &["-1"], &[" 7"], &["0x7"], &["1e99"], &["true"]];
+    for values in odd {
+        d.filter_case(&[Pred { attribute: "i32", op: FILTER_LT, values }]);
+        d.filter_case(&[Pred { attribute: "u8", op: FILTER_IN, values }]);
+    }
+    let path_b = Pred { attribute: "usd-path", op: FILTER_IN, values: &["/World/b"] };
+    d.filter_case(&[path_b, Pred { attribute: "i32", op: FILTER_GE, values: &["0"] }]);
+    d.filter_case(&[Pred { attribute: "i32", op: FILTER_HAS, values: &["x", "y"] }]);
+
+    // The metadata pairings on a hierarchy (values that are not paths
+    // included), and what each reports as the query's attributes.
+    let tree = d.query_paths(&["/P", "/P/c1", "/P/c2", "/P/c1/g"]);
+    d.write_settled(tree, "k", 2, Payload::f32(&[1.0, 2.0, 3.0, 4.0]));
+    d.seal(2);
+    let has = |a| Pred { attribute: a, op: FILTER_HAS, values: &[] };
+    let metadata: [&[Pred<'_>]; 16] = [
+        &[has("usd-path")],
+        &[has("usd-path"), has("usd-path")],
+        &[has("usd-path"), has("k")],
+        &[has("usd-parent")],
+        &[has("usd-children")],
+        &[has("usd-path"), has("usd-parent")],
+        &[has("usd-prim-type")],
+        &[has("nope"), has("k")],
+        &[Pred { attribute: "usd-path", op: FILTER_PREFIX, values: &["/P/c"] }],
+        &[Pred { attribute: "usd-path", op: FILTER_IN, values: &["/P/c1", "not a path", ""] }],
+        &[Pred { attribute: "usd-path", op: FILTER_PREFIX, values: &["P", ""] }],
+        &[Pred { attribute: "usd-parent", op: FILTER_IN, values: &["/P", "relative"] }],
+        &[Pred { attribute: "usd-parent", op: FILTER_IN, values: &[""] }],
+        &[Pred { attribute: "usd-children", op: FILTER_CONTAINS, values: &["/P/c1/g", "/nothing"] }],
+        &[Pred { attribute: "usd-prim-type", op: FILTER_IN, values: &["", "Xform"] }],
+        &[Pred { attribute: "usd-schemas", op: FILTER_CONTAINS, values: &[""] }],
+    ];
+    for f in metadata {
+        d.filter_case(f);
+    }
+
+    // `usd-prim-type IN` reads recorded values: which ones, across later
+    // writes that are unsealed, then sealed, then deleted.
+    let t = d.tokens(&["Xform", "Mesh"]);
+    let types = |a: u64, b: u64| Payload::scalar(1, 64, &le_bytes(&[a, b], u64::to_le_bytes), "prim types");
+    let pc = d.query_paths(&["/P/c1", "/P/c2"]);
+    d.write_settled(pc, "usd-prim-type", 3, types(t[0], t[0]));
+    let xform = [Pred { attribute: "usd-prim-type", op: FILTER_IN, values: &["Xform"] }];
+    let mesh = [Pred { attribute: "usd-prim-type", op: FILTER_IN, values: &["Mesh"] }];
+    d.filter_case(&xform);
+    d.seal(3);
+    d.filter_case(&xform);
+    d.write_settled(pc, "usd-prim-type", 4, types(t[1], t[0]));
+    d.filter_case(&xform);
+    d.filter_case(&mesh);
+    d.seal(4);
+    d.filter_case(&mesh);
+    let c2 = d.query_paths(&["/P/c2"]);
+    let op = d.delete(c2, &["usd-prim-type"], 5);
+    d.settle(op);
+    d.filter_case(&xform);
+    d.seal(5);
+    d.filter_case(&xform);
+    d.filter_case(&[has("usd-prim-type")]);
 }
 
 fn reserved_metadata(d: &mut Driver<'_>) {

@@ -254,6 +254,49 @@ def test_queries_clone_hierarchy(stage):
             assert fq.fetch() == 0
 
 
+def test_value_predicates_and_filter_names(stage):
+    """Spec 10.2 / 17 I1: value tests on recorded columns are rejected at
+    submission with NOT_SUPPORTED on every dtype, lanes and array shape (the
+    reference evaluates none); values that are not paths or tokens match
+    nothing; an unscoped query reports the names its filter tests."""
+    P = ov.Predicate
+    paths = ov.PathDictionary(stage)
+    with paths.create_path_list_from_strings(["/W", "/W/A", "/W/B"]) as pl, stage.query_from_path_list(pl) as q:
+        stage.write_attribute(q, "i", 1, np.array([-1, 0, 7], np.int32), is_array=False).wait()
+        stage.write_attribute(q, "u", 1, np.array([0, 255, 7], np.uint8), is_array=False).wait()
+        stage.write_attribute(q, "d", 1, np.array([0.5, -2.0, 7.0]), is_array=False).wait()
+        stage.write_attribute(q, "v", 1, np.zeros((3, 3), np.float32), is_array=False).wait()
+        rows = [np.array([7.0], np.float32), np.zeros(0, np.float32), np.array([1.0, 7.0], np.float32)]
+        stage.write_attribute(q, "a", 1, rows, is_array=True).wait()
+        stage.advance_write_floor(ordinal=1).wait()
+        value_ops = [ov.FilterOp.IN, ov.FilterOp.CONTAINS, ov.FilterOp.PREFIX,
+                     ov.FilterOp.LT, ov.FilterOp.LE, ov.FilterOp.GT, ov.FilterOp.GE]
+        for name in ["i", "u", "d", "v", "a", "missing"]:
+            for op in value_ops:
+                for values in (["7"], ["1", "7"], [], ["x"]):
+                    vq = stage.query(filter=ov.Filter([P(name, op, values)]))
+                    assert vq.handle == 0, (name, op, values)
+                    with pytest.raises(ov.OvstageError) as e:
+                        vq.wait()
+                    assert e.value.code == ov.ErrorCode.NOT_SUPPORTED
+        with stage.query(filter=ov.Filter([P("usd-path", ov.FilterOp.IN, ["/W/A", "not a path", ""])])) as fq:
+            assert fq.wait().result().total_prim_count == 1
+        with stage.query(filter=ov.Filter([P("usd-prim-type", ov.FilterOp.IN, [""])])) as fq:
+            assert fq.wait().result().total_prim_count == 0
+        with stage.query(filter=ov.Filter([P("nope", ov.FilterOp.HAS)])) as fq:
+            r = fq.wait().result()
+            assert r.total_prim_count == 0
+            assert [paths.token_to_string(t) for t in r.attributes] == ["nope"]
+        with stage.query(filter=ov.Filter([P("usd-path", ov.FilterOp.HAS)])) as fq:
+            r = fq.wait().result()
+            assert r.total_prim_count == 3
+            assert [paths.token_to_string(t) for t in r.attributes] == ["usd-path"]
+        with stage.query(filter=ov.Filter([P("usd-parent", ov.FilterOp.IN, ["/W"])])) as fq:
+            r = fq.wait().result()
+            assert r.total_prim_count == 2
+            assert sorted(paths.token_to_string(t) for t in r.attributes) == ["a", "d", "i", "u", "usd-parent", "v"]
+
+
 def test_destroy_semantics():
     s = ov.Stage("d")
     paths = ov.PathDictionary(s)

@@ -282,19 +282,15 @@ impl StageInner {
         let token = self.attr_token(p.attribute, CALL)?;
         let reserved = self.reserved.lookup(token);
         let name = self.paths.token_text(token)?;
-        let paths = |values: &[String]| -> Result<Vec<PrimPath>> {
-            values
-                .iter()
-                .map(|v| self.paths.intern_path(v).map_err(|e| e.prefixed(CALL)))
-                .collect::<Result<Vec<PrimPath>>>()
-                .map(canonical)
+        // A value that is not a valid path (or token) names no prim (or
+        // type): it matches nothing, and the filter is still accepted, as on
+        // the reference. Values are interned, not looked up: a path or token
+        // interned between enqueue and execution can still match.
+        let paths = |values: &[String]| -> Vec<PrimPath> {
+            canonical(values.iter().filter_map(|v| self.paths.intern_path(v).ok()).collect())
         };
-        let tokens = |values: &[String]| -> Result<Vec<u64>> {
-            values
-                .iter()
-                .map(|v| self.paths.intern_token(v).map(|t| t.get()).map_err(|e| e.prefixed(CALL)))
-                .collect::<Result<Vec<u64>>>()
-                .map(canonical)
+        let tokens = |values: &[String]| -> Vec<u64> {
+            canonical(values.iter().filter_map(|v| self.paths.intern_token(v).ok().map(|t| t.get())).collect())
         };
         // An empty value list matches no prim (`IN []`), as on the
         // reference: every value test below is "any of the values".
@@ -306,13 +302,13 @@ impl StageInner {
                 .with_attribute(&*name));
             }
             (r, FilterOp::Has) => Test::Has(token, r),
-            (Some(Reserved::Path), FilterOp::In) => Test::PathIn(paths(&p.values)?),
+            (Some(Reserved::Path), FilterOp::In) => Test::PathIn(paths(&p.values)),
             (Some(Reserved::Path), FilterOp::Prefix) => Test::PathPrefix(canonical(p.values.clone())),
-            (Some(Reserved::Parent), FilterOp::In) => Test::ParentIn(paths(&p.values)?),
-            (Some(Reserved::Children), FilterOp::Contains) => Test::ChildrenContain(paths(&p.values)?),
+            (Some(Reserved::Parent), FilterOp::In) => Test::ParentIn(paths(&p.values)),
+            (Some(Reserved::Children), FilterOp::Contains) => Test::ChildrenContain(paths(&p.values)),
             (Some(Reserved::PrimType), FilterOp::In)
             | (Some(Reserved::Schemas | Reserved::AncestorTypes), FilterOp::Contains) => {
-                Test::TokensAny(token, tokens(&p.values)?)
+                Test::TokensAny(token, tokens(&p.values))
             }
             (_, op) => {
                 return Err(Error::not_supported(format!(

@@ -237,3 +237,189 @@ fn equal_filters_share_results_and_value_filters_stay_fresh() {
     wait(&s, write(&s, env0, "usd-prim-type", 2, WriteData::fixed(Tensor::rows(vec![t], 1).unwrap())));
     assert_eq!(run(&s, &scope_filter).0, ["/World", "/World/Env0", "/Worldwide"]);
 }
+
+/// Columns of every common dtype on the scene's six prims (`pos`, float3
+/// on two robots, is in the scene already).
+fn typed_scene() -> Stage {
+    let s = scene();
+    let all = query(&s, &PATHS);
+    let fixed = |t: Tensor| WriteData::fixed(t);
+    wait(&s, write(&s, all, "i32", 2, fixed(Tensor::rows(vec![-5i32, 0, 7, 1, 2, 3], 1).unwrap())));
+    wait(&s, write(&s, all, "i64", 2, fixed(Tensor::rows(vec![-1i64, 1 << 40, 7, 0, 0, 0], 1).unwrap())));
+    wait(&s, write(&s, all, "u8", 2, fixed(Tensor::rows(vec![0u8, 255, 7, 1, 1, 1], 1).unwrap())));
+    wait(&s, write(&s, all, "u64", 2, fixed(Tensor::rows(vec![u64::MAX, 0, 7, 1, 1, 1], 1).unwrap())));
+    wait(&s, write(&s, all, "f64", 2, fixed(Tensor::rows(vec![0.5f64, -2.25, 7.0, 1., 1., 1.], 1).unwrap())));
+    let rows = (0..6).map(|i| Tensor::from_vec(vec![7f32; i], &[i as u64]).unwrap()).collect();
+    wait(&s, write(&s, all, "arr", 2, WriteData::array_rows(rows)));
+    let t = s.paths().intern_tokens(&["Foo", "7"]).unwrap();
+    let tokens = vec![t[0].get(), t[1].get(), 0, 0, 0, 0];
+    wait(&s, write(&s, all, "tok", 2, fixed(Tensor::rows(tokens, 1).unwrap())));
+    wait(&s, seal(&s, 2));
+    s
+}
+
+/// The reference evaluates no value test on a recorded column: every value
+/// operator on every attribute but the built-in metadata pairings is
+/// rejected at enqueue with NOT_SUPPORTED (no op, no handle), whatever the
+/// column's dtype, lanes or shape, whether any prim carries it, and
+/// whatever the values (one, several, none, malformed). The conformance
+/// scenario `value_predicates` records the reference doing exactly this.
+#[test]
+fn value_predicates_are_rejected_at_enqueue_on_every_column() {
+    let s = typed_scene();
+    let ops =
+        [FilterOp::In, FilterOp::Contains, FilterOp::Prefix, FilterOp::Lt, FilterOp::Le, FilterOp::Gt, FilterOp::Ge];
+    let values: [&[&str]; 6] = [&["7"], &["1", "7"], &[], &["x"], &["3.5"], &["-1"]];
+    for attr in ["x", "pos", "i32", "i64", "u8", "u64", "f64", "arr", "tok", "no-such-attribute"] {
+        for op in ops {
+            for v in values {
+                let err = s.query(&[Predicate::new(attr, op, v.iter().copied())], &[]).unwrap_err();
+                assert_eq!(err.status(), Status::NotSupported, "{attr} {op:?} {v:?}");
+                let text = err.to_string();
+                assert!(text.contains(op.name()) && text.contains(attr), "{text}");
+            }
+        }
+        // Next to a supported predicate, the filter is rejected too.
+        let filter = [Predicate::new("usd-path", FilterOp::In, ["/World"]), Predicate::new(attr, FilterOp::Ge, ["0"])];
+        assert_eq!(s.query(&filter, &[]).unwrap_err().status(), Status::NotSupported, "{attr}");
+    }
+    // Comparisons on the built-in metadata are not supported either.
+    for attr in ["usd-path", "usd-parent", "usd-children", "usd-prim-type", "usd-schemas", "usd-ancestor-types"] {
+        for op in [FilterOp::Lt, FilterOp::Le, FilterOp::Gt, FilterOp::Ge] {
+            let err = s.query(&[Predicate::new(attr, op, ["/World"])], &[]).unwrap_err();
+            assert_eq!(err.status(), Status::NotSupported, "{attr} {op:?}");
+        }
+    }
+    // HAS ignores values; the typed columns are there to be found.
+    let (paths, _, _) = run(&s, &[Predicate::new("i32", FilterOp::Has, ["x", "y"])]);
+    assert_eq!(paths.len(), 6);
+}
+
+/// A value that is not a valid path or token names no prim and no type: it
+/// matches nothing, and the filter is accepted (as on the reference).
+#[test]
+fn values_that_are_not_paths_or_tokens_match_nothing() {
+    let s = scene();
+    let paths = |f: &[Predicate<'_>]| run(&s, f).0;
+    assert_eq!(paths(&[Predicate::new("usd-path", FilterOp::In, ["/World", "not a path", ""])]), ["/World"]);
+    assert!(paths(&[Predicate::new("usd-parent", FilterOp::In, [""])]).is_empty());
+    assert_eq!(paths(&[Predicate::new("usd-parent", FilterOp::In, ["", "/World"])]), ["/World/Env0", "/World/Env1"]);
+    assert!(paths(&[Predicate::new("usd-children", FilterOp::Contains, ["", "x//y"])]).is_empty());
+    assert_eq!(paths(&[Predicate::new("usd-prim-type", FilterOp::In, ["", "Scope"])]), ["/World", "/Worldwide"]);
+    assert!(paths(&[Predicate::new("usd-schemas", FilterOp::Contains, [""])]).is_empty());
+    assert!(paths(&[Predicate::new("usd-ancestor-types", FilterOp::Contains, ["a\0b"])]).is_empty());
+    // An empty prefix is a byte prefix of every path.
+    assert_eq!(paths(&[Predicate::new("usd-path", FilterOp::Prefix, [""])]).len(), PATHS.len());
+}
+
+/// Without an attribute scope, a query reports the recorded attributes its
+/// matched prims carry and every name its filter tests (carried or not,
+/// built-in or not); a filter of nothing but `HAS usd-path` reports
+/// `usd-path` alone. A scope replaces all of that. All as the reference.
+#[test]
+fn a_filter_reports_the_names_it_tests() {
+    let s = scene();
+    let attrs = |f: &[Predicate<'_>]| run(&s, f).1;
+    let (paths, names, _) = run(&s, &[Predicate::has("no-such-attribute")]);
+    assert!(paths.is_empty());
+    assert_eq!(names, ["no-such-attribute"]);
+    assert_eq!(attrs(&[Predicate::has("no-such-attribute"), Predicate::has("pos")]), ["no-such-attribute", "pos"]);
+    assert_eq!(attrs(&[Predicate::has("usd-path")]), ["usd-path"]);
+    assert_eq!(attrs(&[Predicate::has("usd-path"), Predicate::has("usd-path")]), ["usd-path"]);
+    assert_eq!(attrs(&[Predicate::has("usd-path"), Predicate::has("pos")]), ["pos", "usd-path", "x"]);
+    assert_eq!(attrs(&[Predicate::new("usd-path", FilterOp::Prefix, ["/World/Env0/"])]), ["pos", "usd-path", "x"]);
+    assert_eq!(attrs(&[Predicate::new("usd-parent", FilterOp::In, ["/World"])]), ["usd-parent", "x"]);
+    assert_eq!(attrs(&[Predicate::has("usd-children")]), ["usd-children", "x"]);
+    assert_eq!(attrs(&[Predicate::new("usd-children", FilterOp::Contains, ["/World/Env0"])]), ["usd-children", "x"]);
+    assert_eq!(attrs(&[Predicate::new("usd-prim-type", FilterOp::In, ["Scope"])]), ["usd-prim-type", "x"]);
+    assert_eq!(
+        attrs(&[Predicate::new("usd-schemas", FilterOp::Contains, ["PhysicsRigidBodyAPI"])]),
+        ["pos", "usd-schemas", "x"]
+    );
+    assert_eq!(attrs(&[]), ["pos", "x"], "no filter: only what the prims carry");
+    let q = s.query(&[Predicate::has("usd-path"), Predicate::has("nope")], &["x".into()]).unwrap();
+    let r = s.fetch_query_result(q.handle, Timeout::INFINITE).unwrap();
+    assert_eq!(r.attributes, vec![s.paths().lookup_token("x").unwrap()], "a scope replaces the filter's names");
+}
+
+/// `usd-prim-type IN` (the one value test on recorded data) sees the latest
+/// committed values, sealed or not, and no value once deleted.
+#[test]
+fn prim_type_tests_see_the_latest_committed_values() {
+    let s = scene();
+    let t = s.paths().intern_tokens(&["Xform", "Mesh"]).unwrap();
+    let envs = query(&s, &["/World/Env0", "/World/Env1"]);
+    let paths = |types: &[&str]| run(&s, &[Predicate::new("usd-prim-type", FilterOp::In, types.iter().copied())]).0;
+    assert_eq!(paths(&["Mesh"]), Vec::<String>::new());
+    wait(
+        &s,
+        write(&s, envs, "usd-prim-type", 5, WriteData::fixed(Tensor::rows(vec![t[1].get(), t[0].get()], 1).unwrap())),
+    );
+    assert_eq!(paths(&["Mesh"]), ["/World/Env0"], "an unsealed write is seen");
+    assert_eq!(paths(&["Mesh", "Scope"]), ["/World", "/World/Env0", "/Worldwide"]);
+    wait(&s, seal(&s, 5));
+    assert_eq!(paths(&["Mesh"]), ["/World/Env0"]);
+    let env0 = query(&s, &["/World/Env0"]);
+    wait(&s, s.delete_attributes(env0, &["usd-prim-type".into()], 6u64).unwrap());
+    assert!(paths(&["Mesh"]).is_empty(), "a deleted type matches nothing");
+    let (has, _, _) = run(&s, &[Predicate::has("usd-prim-type")]);
+    assert!(!has.contains(&"/World/Env0".to_string()), "{has:?}");
+    assert_eq!(has.len(), PATHS.len() - 1);
+}
+
+mod model {
+    //! `usd-prim-type IN` and `usd-path IN` / `PREFIX`, with values valid
+    //! or not, against a direct model over the written prims.
+    use super::*;
+    use proptest::prelude::*;
+
+    const TYPES: [&str; 4] = ["A", "B", "C", "D"];
+    const NAMES: [&str; 5] = ["/R", "/R/a", "/R/a/b", "/R/c", "/Rx"];
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (0..TYPES.len()).prop_map(|i| TYPES[i].to_string()),
+            (0..NAMES.len()).prop_map(|i| NAMES[i].to_string()),
+            Just(String::new()),
+            Just("not a path".to_string()),
+            Just("/R/".to_string()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn matches_the_model(
+            types in proptest::collection::vec(proptest::option::of(0..TYPES.len()), NAMES.len()),
+            type_values in proptest::collection::vec(value(), 0..4),
+            path_values in proptest::collection::vec(value(), 0..4),
+            prefix in any::<bool>(),
+        ) {
+            let s = stage(2);
+            let all = query(&s, &NAMES);
+            wait(&s, write(&s, all, "x", 1, scalars(&[0.; NAMES.len()])));
+            let typed: Vec<usize> = (0..NAMES.len()).filter(|i| types[*i].is_some()).collect();
+            if !typed.is_empty() {
+                let names: Vec<&str> = typed.iter().map(|i| NAMES[*i]).collect();
+                let ids = typed.iter().map(|i| s.paths().intern_token(TYPES[types[*i].unwrap()]).unwrap().get()).collect();
+                let q = query(&s, &names);
+                wait(&s, write(&s, q, "usd-prim-type", 1, WriteData::fixed(Tensor::rows(ids, 1).unwrap())));
+            }
+            let op = if prefix { FilterOp::Prefix } else { FilterOp::In };
+            let filter = [
+                Predicate::new("usd-prim-type", FilterOp::In, type_values.clone()),
+                Predicate::new("usd-path", op, path_values.clone()),
+            ];
+            let (got, _, _) = run(&s, &filter);
+            let mut want: Vec<String> = (0..NAMES.len())
+                .filter(|i| types[*i].is_some_and(|t| type_values.iter().any(|v| v == TYPES[t])))
+                .filter(|i| {
+                    path_values.iter().any(|v| if prefix { NAMES[*i].starts_with(v.as_str()) } else { v == NAMES[*i] })
+                })
+                .map(|i| NAMES[i].to_string())
+                .collect();
+            want.sort();
+            prop_assert_eq!(got, want);
+        }
+    }
+}

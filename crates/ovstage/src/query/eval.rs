@@ -79,6 +79,25 @@ impl StageInner {
         }
         let mut matched_bits = RowSet::new();
         matched.iter().for_each(|p| matched_bits.insert(prim_bit(*p)));
+        let attributes = self.discovered(tests, scope, &matched_bits, &mut carriers);
+        let list = self.paths.create_path_list(&matched)?;
+        Ok(Resolved::new(list, matched.into(), attributes))
+    }
+
+    /// The attributes a query reports: with a scope, the scoped names that
+    /// exist (matched or not); without one, the recorded attributes any
+    /// matched prim carries (built-in metadata left out), and every name
+    /// the filter tests (carried or not, built-in or not), as the reference
+    /// does. A filter of nothing but `HAS usd-path` reports `usd-path`
+    /// alone (the reference's answer too).
+    fn discovered(&self, tests: &[Test], scope: &[Token], matched: &RowSet, carriers: &mut Carriers) -> Vec<Token> {
+        let path = || self.paths.lookup_token(Reserved::Path.name());
+        if scope.is_empty()
+            && !tests.is_empty()
+            && tests.iter().all(|t| matches!(t, Test::Has(_, Some(Reserved::Path))))
+        {
+            return path().into_iter().collect();
+        }
         let mut attributes = Vec::new();
         for f in &self.all_families() {
             if !scope.is_empty() && !scope.contains(&f.name) {
@@ -94,12 +113,24 @@ impl StageInner {
             // Requested attributes are reported whether or not a matched
             // prim carries them (as the reference does); otherwise, those
             // the matched prims carry.
-            if !scope.is_empty() || carriers.of(self, f.name).intersects(&matched_bits) {
+            if !scope.is_empty() || carriers.of(self, f.name).intersects(matched) {
                 attributes.push(f.name);
             }
         }
-        let list = self.paths.create_path_list(&matched)?;
-        Ok(Resolved::new(list, matched.into(), attributes))
+        if scope.is_empty() {
+            for t in tests {
+                let named = match t {
+                    Test::Has(name, _) | Test::TokensAny(name, _) => Some(*name),
+                    Test::PathIn(_) | Test::PathPrefix(_) => path(),
+                    Test::ParentIn(_) => self.paths.lookup_token(Reserved::Parent.name()),
+                    Test::ChildrenContain(_) => self.paths.lookup_token(Reserved::Children.name()),
+                };
+                if let Some(name) = named.filter(|n| !attributes.contains(n)) {
+                    attributes.push(name);
+                }
+            }
+        }
+        attributes
     }
 
     /// A test on the prim itself or the hierarchy (others pass here).
