@@ -335,7 +335,7 @@ def test_i1_i2_predicates_and_results(stage):
     t = paths.intern_token
     assert matched(stage, paths, [], attrs=[t("usd-prim-type")])[1] == ["usd-prim-type"]
     assert matched(stage, paths, [P("usd-path", F.IN, ["/W"])], attrs=[t("n")])[1] == ["n"]
-    bad = stage.query(filter=ov.Filter([P("n", F.GE, ["1"])]))
+    bad = stage.query(filter=ov.Filter([P("usd-parent", F.GE, ["1"])]))
     assert bad.handle == 0 and bad.op.status == E.NOT_SUPPORTED
     assert code_of(bad.wait) == E.NOT_SUPPORTED
     assert code_of(bad.result) == E.INVALID_ARGUMENT

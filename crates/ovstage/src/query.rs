@@ -7,6 +7,7 @@
 
 mod cache;
 mod eval;
+mod values;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -168,7 +169,7 @@ impl Test {
     /// Whether the test's outcome depends only on which prims exist and
     /// which cells are live (not on values), so its result may be cached.
     fn is_structural(&self) -> bool {
-        !matches!(self, Test::TokensAny(..))
+        !matches!(self, Test::TokensAny(..) | Test::Value(..))
     }
 }
 
@@ -310,9 +311,22 @@ impl StageInner {
             | (Some(Reserved::Schemas | Reserved::AncestorTypes), FilterOp::Contains) => {
                 Test::TokensAny(token, tokens(&p.values))
             }
+            // Value predicates on recorded attributes: ours evaluates them
+            // (the published library refuses every one; see
+            // `query/values.rs`). Built-in metadata keeps the pairings above.
+            (
+                None,
+                op @ (FilterOp::In
+                | FilterOp::Contains
+                | FilterOp::Prefix
+                | FilterOp::Lt
+                | FilterOp::Le
+                | FilterOp::Gt
+                | FilterOp::Ge),
+            ) => Test::Value(token, op as u32, canonical(p.values.clone())),
             (_, op) => {
                 return Err(Error::not_supported(format!(
-                    "{CALL}: the predicate {} on '{name}' is not supported (supported: HAS on any attribute; usd-path IN and PREFIX; usd-parent IN; usd-children CONTAINS; usd-prim-type IN; usd-schemas and usd-ancestor-types CONTAINS)",
+                    "{CALL}: the predicate {} on '{name}' is not supported (supported: HAS on any attribute; IN, CONTAINS, PREFIX, LT, LE, GT, GE on recorded attributes; usd-path IN and PREFIX; usd-parent IN; usd-children CONTAINS; usd-prim-type IN; usd-schemas and usd-ancestor-types CONTAINS)",
                     op.name()
                 ))
                 .with_attribute(&*name));

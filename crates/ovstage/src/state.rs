@@ -64,6 +64,9 @@ pub(crate) enum Test {
     /// A recorded token-id attribute (`usd-prim-type` IN, `usd-schemas` or
     /// `usd-ancestor-types` CONTAINS): any of its tokens is one of these.
     TokensAny(Token, Vec<u64>),
+    /// A value predicate on a recorded attribute: the `FilterOp` (raw) and
+    /// its values (see `query/values.rs`).
+    Value(Token, u32, Vec<String>),
 }
 
 /// A filter in canonical form: tests sorted and deduplicated (an AND), the

@@ -74,7 +74,7 @@ impl StageInner {
                 None => table.live_prims().filter(keep).collect(),
             }
         };
-        if tests.iter().any(|t| matches!(t, Test::TokensAny(..))) {
+        if tests.iter().any(|t| matches!(t, Test::TokensAny(..) | Test::Value(..))) {
             matched.retain(|p| tests.iter().all(|t| self.value_test(t, *p)));
         }
         let mut matched_bits = RowSet::new();
@@ -120,7 +120,7 @@ impl StageInner {
         if scope.is_empty() {
             for t in tests {
                 let named = match t {
-                    Test::Has(name, _) | Test::TokensAny(name, _) => Some(*name),
+                    Test::Has(name, _) | Test::TokensAny(name, _) | Test::Value(name, ..) => Some(*name),
                     Test::PathIn(_) | Test::PathPrefix(_) => path(),
                     Test::ParentIn(_) => self.paths.lookup_token(Reserved::Parent.name()),
                     Test::ChildrenContain(_) => self.paths.lookup_token(Reserved::Children.name()),
@@ -146,7 +146,7 @@ impl StageInner {
             Test::ChildrenContain(set) => table.children(p).iter().any(|c| set.binary_search(c).is_ok()),
             // `usd-path` HAS holds for every live prim; bitset tests were
             // applied to the candidates; value tests run afterwards.
-            Test::Has(..) | Test::PathIn(_) | Test::TokensAny(..) => true,
+            Test::Has(..) | Test::PathIn(_) | Test::TokensAny(..) | Test::Value(..) => true,
         }
     }
 
@@ -154,6 +154,18 @@ impl StageInner {
     fn value_test(&self, t: &Test, p: PrimPath) -> bool {
         match t {
             Test::TokensAny(name, set) => self.tokens_of(*name, p).iter().any(|t| set.binary_search(t).is_ok()),
+            Test::Value(name, op, values) => {
+                let Some(op) = ovstage_types::FilterOp::from_raw(*op) else { return false };
+                let Some(family) = self.existing_family(*name) else { return false };
+                // The prim's latest committed value, in whichever column
+                // (schema) holds it.
+                family.columns().iter().any(|c| {
+                    let g = c.lock();
+                    g.row_of(p)
+                        .and_then(|r| g.latest_row(r))
+                        .is_some_and(|bytes| super::values::matches(op, values, &bytes, c.storage, c.semantic()))
+                })
+            }
             _ => true,
         }
     }
