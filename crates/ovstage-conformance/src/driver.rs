@@ -10,7 +10,7 @@
 //! - messages are not printed (their wording is each library's own), only
 //!   whether an error has one.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::{CString, c_char};
 use std::ptr::{null, null_mut};
 
@@ -697,8 +697,9 @@ impl<'l> Driver<'l> {
     pub(crate) fn drain(&mut self, read: u64) {
         // A key can have several rows: a schema replacement is a tombstone
         // of the old schema and a value of the new one at one ordinal, in
-        // groups whose order is unspecified; they are printed sorted.
-        let mut rows: BTreeMap<(String, u64, String), Vec<String>> = BTreeMap::new();
+        // groups whose order is unspecified; they are printed sorted (a row
+        // repeated, as a query listing a path twice gives, once).
+        let mut rows: BTreeMap<(String, u64, String), BTreeSet<String>> = BTreeMap::new();
         let mut groups_seen = 0usize;
         let end = loop {
             // SAFETY: an all-zero group is a valid output buffer.
@@ -721,7 +722,7 @@ impl<'l> Driver<'l> {
                     if g.is_delete.get() { "deleted".to_string() } else { values.get(i).cloned().unwrap_or_default() };
                 let flag = if g.is_array.get() { "array " } else { "" };
                 let sem = if self.show_semantic { format!(" sem={}", g.semantic.0) } else { String::new() };
-                rows.entry((attribute.clone(), g.ordinal, path)).or_default().push(format!("{flag}{v}{sem}"));
+                rows.entry((attribute.clone(), g.ordinal, path)).or_default().insert(format!("{flag}{v}{sem}"));
             }
             // SAFETY: the group fetched above.
             let s = unsafe { (self.vt.release_group.expect("slot"))(self.ctx, &g) }.0;
@@ -733,8 +734,7 @@ impl<'l> Driver<'l> {
             }
         };
         let rn = self.name("r", read);
-        for ((a, o, p), mut vs) in rows {
-            vs.sort();
+        for ((a, o, p), vs) in rows {
             for v in vs {
                 self.note(format!("  {rn} {a}@{o} {p} = {v}"));
             }

@@ -636,7 +636,7 @@ const FORCE: u32 = 1;
 fn ranges_to(d: &mut Driver<'_>, q: u64, attributes: &[&str], at: u64, last: u64) {
     d.read_all(q, attributes, Range::Latest);
     d.read_all(q, attributes, Range::Snapshot(last));
-    for start in [0, at - 1, at] {
+    for start in [at - 1, at] {
         d.read_all(q, attributes, Range::Between(start, last));
     }
 }
