@@ -275,12 +275,12 @@ fn forcing_runs_after_pending_writes_and_before_later_ones() {
         // the prims, then new-schema writes to that half and old-schema
         // writes to the rest, all pending together.
         for o in 1..=20u64 {
-            ops.push(write(&s, q, "w", o, scalars(&vec![o as f32; 64])));
+            ops.push(write(&s, q, "w", o, scalars(&[o as f32; 64])));
         }
-        ops.push(write(&s, half, "w", 21, force(f32x3(&vec![[21.; 3]; 32]))));
+        ops.push(write(&s, half, "w", 21, force(f32x3(&[[21.; 3]; 32]))));
         for o in 22..=40u64 {
-            ops.push(write(&s, half, "w", o, f32x3(&vec![[o as f32; 3]; 32])));
-            ops.push(write(&s, rest, "w", o, scalars(&vec![o as f32; 32])));
+            ops.push(write(&s, half, "w", o, f32x3(&[[o as f32; 3]; 32])));
+            ops.push(write(&s, rest, "w", o, scalars(&[o as f32; 32])));
         }
         ops.push(seal(&s, 40));
         for op in ops {
