@@ -10,7 +10,7 @@
 //! - messages are not printed (their wording is each library's own), only
 //!   whether an error has one.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::{CString, c_char};
 use std::ptr::{null, null_mut};
 
@@ -131,6 +131,9 @@ pub(crate) struct Driver<'l> {
     paths: HashMap<u64, String>,
     /// The transcript.
     pub(crate) lines: Vec<String>,
+    /// Whether read rows show their group's semantic (`sem=N`); off by
+    /// default, so transcripts recorded before it stay as they were.
+    pub(crate) show_semantic: bool,
 }
 
 impl<'l> Driver<'l> {
@@ -161,6 +164,7 @@ impl<'l> Driver<'l> {
             counts: HashMap::new(),
             paths: HashMap::new(),
             lines: Vec::new(),
+            show_semantic: false,
         })
     }
 
@@ -756,7 +760,11 @@ impl<'l> Driver<'l> {
     /// Fetches every group of `read` (releasing each), prints the rows in
     /// path order and the status that ended the iteration.
     pub(crate) fn drain(&mut self, read: u64) {
-        let mut rows: BTreeMap<(String, u64, String), String> = BTreeMap::new();
+        // A key can have several rows: a schema replacement is a tombstone
+        // of the old schema and a value of the new one at one ordinal, in
+        // groups whose order is unspecified; they are printed sorted (a row
+        // repeated, as a query listing a path twice gives, once).
+        let mut rows: BTreeMap<(String, u64, String), BTreeSet<String>> = BTreeMap::new();
         let mut groups_seen = 0usize;
         let end = loop {
             // SAFETY: an all-zero group is a valid output buffer.
@@ -778,7 +786,8 @@ impl<'l> Driver<'l> {
                 let v =
                     if g.is_delete.get() { "deleted".to_string() } else { values.get(i).cloned().unwrap_or_default() };
                 let flag = if g.is_array.get() { "array " } else { "" };
-                rows.insert((attribute.clone(), g.ordinal, path), format!("{flag}{v}"));
+                let sem = if self.show_semantic { format!(" sem={}", g.semantic.0) } else { String::new() };
+                rows.entry((attribute.clone(), g.ordinal, path)).or_default().insert(format!("{flag}{v}{sem}"));
             }
             // SAFETY: the group fetched above.
             let s = unsafe { (self.vt.release_group.expect("slot"))(self.ctx, &g) }.0;
@@ -790,8 +799,10 @@ impl<'l> Driver<'l> {
             }
         };
         let rn = self.name("r", read);
-        for ((a, o, p), v) in rows {
-            self.note(format!("  {rn} {a}@{o} {p} = {v}"));
+        for ((a, o, p), vs) in rows {
+            for v in vs {
+                self.note(format!("  {rn} {a}@{o} {p} = {v}"));
+            }
         }
         self.note(format!("fetch_read_next {rn} -> {} (after rows)", status_name(end)));
     }

@@ -96,6 +96,13 @@ impl Payload {
         Payload::of(vec![t], false, desc.to_string())
     }
 
+    /// One float64 per prim.
+    pub(crate) fn f64(values: &[f64]) -> Payload {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let t = HostTensor::new(&bytes, vec![values.len() as i64], DLDataType { code: 2, bits: 64, lanes: 1 });
+        Payload::of(vec![t], false, format!("f64{values:?}"))
+    }
+
     /// Values of any scalar dtype (`code`, `bits`), given as little-endian
     /// bytes of `count` elements, one per prim.
     pub(crate) fn scalar(code: u8, bits: u8, bytes: &[u8], desc: &str) -> Payload {

@@ -59,6 +59,8 @@ pub(crate) fn all() -> Vec<Scenario> {
         s("hierarchy_computation", hierarchy_computation),
         s("clones", clones),
         s("hierarchy_lookups", hierarchy_lookups),
+        s("force_mode", force_mode),
+        s("force_history", force_history),
         Scenario { name: "same_ordinal_strict", settings: &[(1, 3)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_nondecreasing", settings: &[(1, 2)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_floor_only", settings: &[(1, 1)], run: same_ordinal_overlap },
@@ -859,4 +861,155 @@ fn hierarchy_lookups(d: &mut Driver<'_>) {
     }
     d.hierarchy(&["/H"], 2, 3);
     d.hierarchy(&[], 2, 1);
+}
+
+const FORCE: u32 = 1;
+
+/// The change-range reads around a replacement at `at` that end at the
+/// latest change `last` (so latest-only storage can answer them too).
+fn ranges_to(d: &mut Driver<'_>, q: u64, attributes: &[&str], at: u64, last: u64) {
+    d.read_all(q, attributes, Range::Latest);
+    d.read_all(q, attributes, Range::Snapshot(last));
+    for start in [at - 1, at] {
+        d.read_all(q, attributes, Range::Between(start, last));
+    }
+}
+
+/// Commits every group of a map session and ends it, settling each op.
+fn map_session(d: &mut Driver<'_>, q: u64, spec: &MapSpec<'_>, ordinal: u64, sizes: Option<&[usize]>) {
+    let (op, m) = d.map(q, spec, ordinal, sizes);
+    if m != 0 {
+        let ops = d.fill_and_unmap_groups(m, 10.0 * ordinal as f64);
+        let end = d.unmap_attribute(m);
+        for o in ops {
+            d.settle(o);
+        }
+        d.settle(end);
+    }
+    if op != 0 {
+        d.settle(op);
+    }
+}
+
+fn map_spec(attribute: &str, dtype: Option<(u8, u8, u16)>, semantic: u32, attribute_mode: u32) -> MapSpec<'_> {
+    MapSpec { attribute, dtype, semantic, prim_mode: 0, attribute_mode }
+}
+
+/// `ATTRIBUTE_MODE_FORCE`: schema replacement by writes and map sessions
+/// (dtype, lanes, kind, semantic; some prims or all; no change; prims
+/// without the attribute; batches), and reads of the replacement that
+/// end at the latest change.
+fn force_mode(d: &mut Driver<'_>) {
+    d.show_semantic = true;
+    let all = d.query_paths(&PATHS);
+    let ab = d.query_paths(&PATHS[..2]);
+    let a = d.query_paths(&PATHS[..1]);
+    let cd = d.query_paths(&PATHS[2..]);
+    let e = d.query_paths(&["/World/e"]);
+
+    // dtype, on every target prim; then FORCE with no change.
+    d.write_settled(ab, "fd", 1, Payload::f32(&[1.0, 2.0]));
+    d.write_settled(ab, "fd", 2, Payload::f64(&[3.0, 4.0]));
+    d.write_settled(ab, "fd", 2, Payload::f64(&[3.0, 4.0]).attribute_mode(FORCE));
+    d.seal(2);
+    ranges_to(d, ab, &["fd"], 2, 2);
+    d.write_settled(ab, "fd", 3, Payload::f64(&[5.0, 6.0]).attribute_mode(FORCE));
+    d.seal(3);
+    ranges_to(d, ab, &["fd"], 3, 3);
+
+    // lanes, on some prims (a subset query; a mask), then on all.
+    d.write_settled(all, "fl", 4, Payload::f32(&[1.0, 2.0, 3.0, 4.0]));
+    let rows = [1.0, 1.5, 1.75, 0.0, 0.0, 0.0, 3.0, 3.5, 3.75, 0.0, 0.0, 0.0];
+    d.write_settled(all, "fl", 5, Payload::f32_rows(&rows, 3).mask(4, &[0b0101]).attribute_mode(FORCE));
+    d.write_settled(all, "fl", 5, Payload::f32(&[5.0, 0.0, 6.0, 0.0]).mask(4, &[0b0010]).attribute_mode(FORCE));
+    d.write_settled(a, "fl", 5, Payload::f32_rows(&rows[..3], 3).attribute_mode(FORCE));
+    d.seal(5);
+    ranges_to(d, all, &["fl"], 5, 5);
+    d.write_settled(a, "fl", 6, Payload::f32(&[0.5]));
+    d.write_settled(all, "fl", 6, Payload::f32(&[7.0, 8.0, 9.0, 10.0]));
+    d.write_settled(ab, "fl", 6, Payload::f32_rows(&[0.0; 6], 3));
+    d.write_settled(all, "fl", 7, Payload::f32(&[7.0, 8.0, 9.0, 10.0]).attribute_mode(FORCE));
+    d.seal(7);
+    ranges_to(d, all, &["fl"], 7, 7);
+
+    // fixed to array and back.
+    d.write_settled(ab, "fk", 8, Payload::f32(&[1.0, 2.0]));
+    d.write_settled(a, "fk", 9, Payload::f32_arrays(&[&[1.0, 2.0, 3.0]]));
+    d.write_settled(a, "fk", 9, Payload::f32_arrays(&[&[1.0, 2.0, 3.0]]).attribute_mode(FORCE));
+    d.seal(9);
+    ranges_to(d, ab, &["fk"], 9, 9);
+    d.write_settled(ab, "fk", 10, Payload::f32(&[5.0, 6.0]).attribute_mode(FORCE));
+    d.seal(10);
+    ranges_to(d, ab, &["fk"], 10, 10);
+
+    // semantic: POINT to NORMAL on one prim; NONE over two identities;
+    // prims without the attribute.
+    d.write_settled(ab, "fs", 11, Payload::f32_rows(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 3).semantic(5));
+    d.write_settled(a, "fs", 12, Payload::f32_rows(&[0.0, 0.0, 1.0], 3).semantic(7));
+    d.write_settled(a, "fs", 12, Payload::f32_rows(&[0.0, 0.0, 1.0], 3).semantic(7).attribute_mode(FORCE));
+    d.seal(12);
+    ranges_to(d, all, &["fs"], 12, 12);
+    d.write_settled(ab, "fs", 13, Payload::f32_rows(&[1.0; 6], 3).attribute_mode(FORCE));
+    d.write_settled(ab, "fs", 14, Payload::f32_rows(&[2.0; 6], 3));
+    d.write_settled(a, "fs", 14, Payload::f32_rows(&[2.0; 3], 3).attribute_mode(FORCE));
+    d.write_settled(cd, "fs", 15, Payload::f32_rows(&[3.0; 6], 3).semantic(8).attribute_mode(FORCE));
+    d.write_settled(cd, "fs", 16, Payload::f32_rows(&[4.0; 6], 3).semantic(5));
+    d.write_settled(e, "fs", 16, Payload::f32_rows(&[4.0; 3], 3).semantic(6));
+    d.seal(16);
+    ranges_to(d, all, &["fs"], 14, 16);
+    d.read_all(e, &["fs"], Range::Latest);
+
+    // FORCE onto prims that lack the attribute, and onto a mix.
+    d.write_settled(ab, "fn", 17, Payload::f32(&[1.0, 2.0]).attribute_mode(FORCE));
+    d.write_settled(all, "fn", 18, Payload::f64(&[1.0, 2.0, 3.0, 4.0]).attribute_mode(FORCE));
+    d.seal(18);
+    ranges_to(d, all, &["fn"], 18, 18);
+
+    // Batches: a forcing entry with an ordinary one, and with a
+    // conflicting ordinary one.
+    let mut writes = [("fd", Payload::f32(&[1.0, 2.0]).attribute_mode(FORCE)), ("fb", Payload::f32(&[1.0, 2.0]))];
+    let op = d.write_many(ab, &mut writes, 19, false);
+    d.settle(op);
+    let mut writes = [("fb", Payload::f64(&[1.0, 2.0]).attribute_mode(FORCE)), ("fd", Payload::f64(&[1.0, 2.0]))];
+    let op = d.write_many(ab, &mut writes, 20, false);
+    d.settle(op);
+    d.seal(20);
+    ranges_to(d, ab, &["fd", "fb"], 19, 20);
+
+    // Map sessions: REJECT and FORCE over another dtype, FORCE with no
+    // change, without a dtype, to arrays, to a semantic on one prim.
+    d.write_settled(ab, "fmap", 21, Payload::f32(&[1.0, 2.0]));
+    map_session(d, ab, &map_spec("fmap", Some((2, 64, 1)), 0, 0), 22, None);
+    map_session(d, ab, &map_spec("fmap", Some((2, 64, 1)), 0, FORCE), 22, None);
+    d.seal(22);
+    ranges_to(d, all, &["fmap"], 22, 22);
+    map_session(d, ab, &map_spec("fmap", Some((2, 64, 1)), 0, FORCE), 23, None);
+    map_session(d, ab, &map_spec("fmap", None, 0, FORCE), 24, None);
+    map_session(d, all, &map_spec("fmap", Some((2, 32, 1)), 0, FORCE), 25, Some(&[1, 2, 0, 1]));
+    d.seal(25);
+    ranges_to(d, all, &["fmap"], 25, 25);
+    map_session(d, a, &map_spec("fmap", Some((2, 32, 3)), 6, FORCE), 26, None);
+    d.seal(26);
+    ranges_to(d, all, &["fmap"], 26, 26);
+    d.read_all(all, &["fmap"], Range::Between(22, 26));
+}
+
+/// Reads of history across a replacement (before, at and after it) once
+/// later changes exist: ours keeps versions (spec section 3.2); the
+/// published library keeps the latest values only.
+fn force_history(d: &mut Driver<'_>) {
+    d.show_semantic = true;
+    let all = d.query_paths(&PATHS);
+    let ab = d.query_paths(&PATHS[..2]);
+    d.write_settled(all, "h", 1, Payload::f32(&[1.0, 2.0, 3.0, 4.0]));
+    d.write_settled(ab, "h", 2, Payload::f64(&[5.0, 6.0]).attribute_mode(FORCE));
+    d.write_settled(all, "h", 3, Payload::f64(&[7.0, 8.0, 9.0, 10.0]).attribute_mode(FORCE));
+    d.write_settled(ab, "h", 4, Payload::f32_arrays(&[&[1.0], &[2.0, 3.0]]).attribute_mode(FORCE));
+    d.seal(4);
+    for at in 0..=4 {
+        d.read_all(all, &["h"], Range::Snapshot(at));
+    }
+    for (a, b) in [(0, 1), (1, 2), (0, 2), (2, 3), (1, 3), (3, 4), (0, 4)] {
+        d.read_all(all, &["h"], Range::Between(a, b));
+    }
 }

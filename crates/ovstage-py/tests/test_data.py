@@ -113,7 +113,6 @@ def test_rejections(world):
         (stage.write_attribute(q, "i", 2, np.zeros(3, np.float32), is_array=False), 1),
         (stage.write_attribute(q, "j", 2, np.zeros(4, np.float32), is_array=False), 1),
         (stage.write_attribute(q, "j", 2, [1.0, 2.0, 3.0], is_array=False), 1),
-        (stage.write_attribute(q, "j", 2, np.zeros(3, np.float32), is_array=False, attribute_mode=ov.AttributeMode.FORCE), 6),
         (stage.write_attribute(12345, "j", 2, np.zeros(3, np.float32), is_array=False), 2),
     ]
     for op, code in cases:
@@ -187,6 +186,33 @@ def test_read_before_floor_rejected(world):
     stage.write_attribute(q, tok, 4, np.full(3, 4, np.float32), is_array=False)
     stage.advance_write_floor(ordinal=4)
     assert read_all(stage, paths, q, tok, ov.OrdinalRange.latest(4)) == {"/A": 4, "/B": 4, "/C": 4}
+
+
+def test_force_replaces_schema(world):
+    """Spec F8: AttributeMode.FORCE replaces a differing schema (REJECT refuses it)."""
+    stage, paths, pl, q = world
+    stage.write_attribute(q, "f", 1, np.array([1, 2, 3], np.int32), is_array=False).wait()
+    rejected = stage.write_attribute(q, "f", 2, np.zeros(3, np.float64), is_array=False)
+    assert rejected.status == ov.ErrorCode.INVALID_ARGUMENT
+    stage.write_attribute(q, "f", 2, np.array([4, 5, 6], np.float64), is_array=False,
+                          attribute_mode=ov.AttributeMode.FORCE).wait()
+    # A map session with FORCE replaces the schema again (float64 -> float32 triples).
+    f3 = ov.DLDataType(code=2, bits=32, lanes=3)
+    with stage.map_attribute(q, "f", 3, dtype=f3, attribute_mode=ov.AttributeMode.FORCE) as m:
+        g = m.wait().fetch_next()
+        g.array(0)[:] = 7.0
+        m.unmap_group(g).wait()
+    seal(stage, 3)
+    assert read_all(stage, paths, q, "f", ov.OrdinalRange.latest(2)) == {"/A": 4.0, "/B": 5.0, "/C": 6.0}
+    assert read_all(stage, paths, q, "f", ov.OrdinalRange.latest(3)) == {p: [7.0] * 3 for p in ("/A", "/B", "/C")}
+    # A change range over the replacement: a tombstone of the old schema and the new value.
+    seen = []
+    with stage.read_attributes(q, [paths.intern_token("f")], ov.OrdinalRange.between(2, 2)) as r:
+        for grp in r.wait().groups():
+            with grp:
+                kind = "deleted" if grp.is_delete else str(grp.array(0).dtype)
+                seen.append((grp.ordinal, kind, grp.prim_count))
+    assert sorted(seen) == [(2, "deleted", 3), (2, "float64", 3)]
 
 
 def test_map_sessions(world):

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use ovstage_types::{PrimPath, Token};
+use ovstage_types::{PrimPath, Semantic, Token};
 use smallvec::SmallVec;
 
 use crate::ordmap::OrdinalMap;
@@ -178,16 +178,22 @@ impl Family {
         !read(&self.columns).is_empty()
     }
 
-    /// The column of `storage`, created when missing.
-    pub(crate) fn column_for(&self, storage: Storage, limits: Limits) -> Arc<Column> {
-        if let Some(c) = read(&self.columns).iter().find(|c| c.storage == storage) {
+    /// The column of `storage` whose role is `semantic`, created (with
+    /// that role) when missing. An attribute has one column per schema its
+    /// prims carry: usually one, more after a schema replacement or when
+    /// prims author different roles under one name.
+    pub(crate) fn column_for(&self, storage: Storage, semantic: Semantic, limits: Limits) -> Arc<Column> {
+        let matches = |c: &&Arc<Column>| c.storage == storage && c.semantic() == semantic;
+        if let Some(c) = read(&self.columns).iter().find(matches) {
             return c.clone();
         }
         let mut columns = write(&self.columns);
-        if let Some(c) = columns.iter().find(|c| c.storage == storage) {
+        if let Some(c) = columns.iter().find(matches) {
             return c.clone();
         }
         let c = Arc::new(Column::new(storage, limits));
+        // A new column has no role yet: this one always fits.
+        let _ = c.adopt_semantic(semantic);
         columns.push(c.clone());
         c
     }

@@ -16,7 +16,7 @@ use crate::api::{AttrRef, Enqueued};
 use crate::family::Family;
 use crate::group::{AttributeMeta, PrimGroup};
 use crate::metadata::{self, Reserved};
-use crate::mutation::{Ctx, Payload, Reach, RowsOf, Targets, reject_force};
+use crate::mutation::{Ctx, Payload, Reach, RowsOf, Targets};
 use crate::schema::{Schema, Storage, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
 use crate::state::{MapGroup, MapState, Session, Setup};
@@ -39,7 +39,9 @@ pub struct MapDesc<'a> {
     pub semantic: Semantic,
     /// UPSERT or INSERT.
     pub prim_mode: PrimMode,
-    /// Only `REJECT` is supported.
+    /// `REJECT` fails setup when a target prim carries the attribute with
+    /// another schema; `FORCE` (which needs a dtype) accepts it, and each
+    /// commit replaces that schema with the mapped one.
     pub attribute_mode: AttributeMode,
 }
 
@@ -220,7 +222,19 @@ impl StageInner {
         let family = self.family(token)?;
         let name = family.name_text.clone();
         let ctx = Ctx { call: CALL, attribute: &name, ordinal };
-        reject_force(desc.attribute_mode, &ctx, None)?;
+        let force = desc.attribute_mode == AttributeMode::Force;
+        if force && desc.dtype.is_none() {
+            return Err(ctx.err(
+                Status::InvalidArgument,
+                "ATTRIBUTE_MODE_FORCE needs a dtype: the schema that replaces the existing one",
+            ));
+        }
+        if force && self.reserved.lookup(token).is_some() {
+            return Err(ctx.err(
+                Status::InvalidArgument,
+                "reserved metadata attributes accept only ATTRIBUTE_MODE_REJECT: their schema is fixed",
+            ));
+        }
         let kind = if element_sizes.is_some() { ValueKind::Array } else { ValueKind::Fixed };
         let mut semantic = desc.semantic;
         if let Some(dtype) = desc.dtype {
@@ -264,7 +278,7 @@ impl StageInner {
                 });
             }
         }
-        self.map_setup_check_now(&q, &family, desc.dtype, kind, semantic, desc.prim_mode, &ctx)?;
+        self.map_setup_check_now(&q, &family, desc.dtype, kind, semantic, (desc.prim_mode, desc.attribute_mode), &ctx)?;
         let sizes: Option<Vec<u64>> = element_sizes.map(<[u64]>::to_vec);
         let key = self.next_handle_key();
         let state = Arc::new(MapState {
@@ -275,6 +289,7 @@ impl StageInner {
             query: q.clone(),
             family: family.clone(),
             prim_mode: desc.prim_mode,
+            attribute_mode: desc.attribute_mode,
             setup: OnceLock::new(),
             session: Mutex::new(Session::default()),
         });
@@ -286,7 +301,7 @@ impl StageInner {
             let _ = job_state.setup.set(setup);
             failure.map_or(Ok(()), |e| Err(Failure::from(e)))
         });
-        let spec = OpSpec::new(Order::Mutation { ordinal, cells: Cells::one(family.id) }).using(q.key).producing(key);
+        let spec = OpSpec::new(order(force, ordinal, family.id)).using(q.key).producing(key);
         let targets = Targets::whole(&q);
         // The session keeps its ticket (its ordinal stays pending: nothing
         // merges past it) until the commit ending it has run.
@@ -311,7 +326,7 @@ impl StageInner {
         dtype: Option<DType>,
         kind: ValueKind,
         semantic: Semantic,
-        prim_mode: PrimMode,
+        (prim_mode, mode): (PrimMode, AttributeMode),
         ctx: &Ctx<'_>,
     ) -> Result<()> {
         let Some(resolved) = q.ready() else { return Ok(()) };
@@ -322,7 +337,7 @@ impl StageInner {
             Some(dtype) => Storage { dtype, kind },
             None => existing_storage(family, kind).map_err(|(status, m)| ctx.err(status, m))?,
         };
-        self.check_schema(family, storage, semantic, &resolved.prims, ctx)?;
+        self.plan_schema(family, storage, semantic, mode, &resolved.prims, ctx)?;
         if prim_mode == PrimMode::Insert {
             let table = lock(&self.prims);
             if let Some(p) = resolved.prims.iter().find(|p| table.is_live(**p)) {
@@ -354,7 +369,7 @@ impl StageInner {
             Some(r) => metadata::check_write(r, CALL, storage, semantic)?,
             None => semantic,
         };
-        self.check_schema(family, storage, semantic, prims, &ctx)?;
+        let plan = self.plan_schema(family, storage, semantic, state.attribute_mode, prims, &ctx)?;
         if let Some(sizes) = sizes
             && sizes.len() != prims.len()
         {
@@ -369,11 +384,13 @@ impl StageInner {
                 return Err(self.insert_conflict(&ctx, *p));
             }
         }
-        let column_semantic = family.columns().iter().find(|c| c.storage == storage).map(|c| c.semantic());
+        // The column the commits will publish to (created now when it is
+        // a new schema): its role is the group's when none is declared.
+        let column = plan.column(family, self.config.column_limits());
         let schema = Schema {
             dtype: storage.dtype,
             kind,
-            semantic: if semantic == Semantic::None { column_semantic.unwrap_or_default() } else { semantic },
+            semantic: if semantic == Semantic::None { column.semantic() } else { semantic },
         };
         let element = storage.row_bytes();
         let (len, offsets) = match sizes {
@@ -389,7 +406,6 @@ impl StageInner {
                 (offsets.last().copied().unwrap_or(0) as usize, Some(offsets.into()))
             }
         };
-        let column = family.column_for(storage, self.config.column_limits());
         let generation = column.lock().layout_generation();
         // The group's size is the client's choice: a failed allocation fails
         // the session, not the process.
@@ -407,8 +423,8 @@ impl StageInner {
     }
 
     fn enqueue_commit(self: &Arc<Self>, state: &Arc<MapState>, groups: Vec<MapGroup>, end: bool) -> Result<OpId> {
-        let spec = OpSpec::new(Order::Mutation { ordinal: state.ordinal, cells: Cells::one(state.family.id) })
-            .using(state.key);
+        let force = state.attribute_mode == AttributeMode::Force;
+        let spec = OpSpec::new(order(force, state.ordinal, state.family.id)).using(state.key);
         let spec = if end { spec.releasing(state.key) } else { spec };
         // The commit ending the session takes its ticket and drops it once
         // it has run (or at once when refused).
@@ -459,22 +475,37 @@ impl StageInner {
         let ordinal = state.ordinal;
         let ctx = Ctx { call: "unmap_group", attribute: &family.name_text, ordinal };
         let storage = setup.schema.storage();
-        // What setup checked may have changed since: check again.
-        self.check_schema(family, storage, setup.schema.semantic, &resolved.prims, &ctx)?;
+        // What setup checked may have changed since: decide again.
+        let plan =
+            self.plan_schema(family, storage, setup.schema.semantic, state.attribute_mode, &resolved.prims, &ctx)?;
         let targets = Targets::whole(q);
         self.create_prims(q, &[(&family.name_text, &targets)], ordinal, state.prim_mode, "unmap_group")?;
-        let column = family.column_for(storage, self.config.column_limits());
+        let column = plan.column(family, self.config.column_limits());
+        self.end_replaced(family, plan.replaced, &ctx)?;
         let rows = RowsOf::Prims { q, prims: &resolved.prims, whole: true };
         let payload = Payload::Values { data: group.buf.into_buffer(), offsets: group.offsets };
         self.commit(family, &column, rows, payload, Some((setup.schema.semantic, "the map")), &ctx)
     }
 }
 
+/// How a map session's ops are ordered: a forcing session's setup and
+/// commits decide which schema each prim carries, so they run in
+/// submission order with every mutation of the attribute (as a forcing
+/// write does).
+fn order(force: bool, ordinal: u64, family: u64) -> Order {
+    let cells = Cells::one(family);
+    if force { Order::Barrier { ordinal, cells } } else { Order::Mutation { ordinal, cells } }
+}
+
 /// The one storage of `kind` the family's columns have, or why there is
 /// none to adopt.
 fn existing_storage(family: &Family, kind: ValueKind) -> std::result::Result<Storage, (Status, &'static str)> {
-    let mut found: Vec<Storage> = family.columns().iter().map(|c| c.storage).filter(|s| s.kind == kind).collect();
-    found.dedup();
+    let mut found: Vec<Storage> = Vec::new();
+    for s in family.columns().iter().map(|c| c.storage).filter(|s| s.kind == kind) {
+        if !found.contains(&s) {
+            found.push(s);
+        }
+    }
     match found[..] {
         [one] => Ok(one),
         // As the published library: creating an attribute needs a dtype.

@@ -29,6 +29,7 @@ use ovstage_sched::{Failure, Job, OpSpec};
 use ovstage_types::{
     AdmissionPolicy, AttributeMode, Error, ErrorKind, OpId, PrimMode, PrimPath, Result, Semantic, Status,
 };
+use smallvec::SmallVec;
 
 use crate::config::UnsealedOverflow;
 use crate::family::{Family, UnsealedLog, prim_bit};
@@ -38,7 +39,7 @@ use crate::state::Held;
 use crate::state::QueryState;
 pub(crate) use crate::state::{PerEntry, Ticket};
 use crate::store::backend::Buffer;
-use crate::store::column::{Column, Part, RowMap};
+use crate::store::column::{Column, Limits, Part, RowMap};
 use crate::store::rows::{RowSet, Rows};
 
 /// Context of an error: the call, the attribute and the ordinal.
@@ -139,6 +140,27 @@ impl Drop for Ticket {
         match &self.held {
             Held::Families(families) => families.iter().for_each(|f| f.pending.remove(self.ordinal)),
             Held::All { pending, .. } => pending.remove(self.ordinal),
+        }
+    }
+}
+
+/// What [`StageInner::plan_schema`] decided for one write or map commit.
+pub(crate) struct SchemaPlan {
+    storage: Storage,
+    semantic: Semantic,
+    /// The column taking the values; `None`: a new one, of the written
+    /// schema.
+    dest: Option<Arc<Column>>,
+    /// Cells a `FORCE` ends: rows of other schemas' columns.
+    pub(crate) replaced: Vec<(Arc<Column>, Rows)>,
+}
+
+impl SchemaPlan {
+    /// The column taking the values (created when the plan found none).
+    pub(crate) fn column(&self, family: &Family, limits: Limits) -> Arc<Column> {
+        match &self.dest {
+            Some(c) => c.clone(),
+            None => family.column_for(self.storage, self.semantic, limits),
         }
     }
 }
@@ -334,42 +356,110 @@ impl StageInner {
         }
     }
 
-    /// Fails when a target prim carries the attribute with another storage,
-    /// or the column's role conflicts with the written semantic.
-    pub(crate) fn check_schema(
+    /// Where a write (or map commit) of `storage` with `semantic` to
+    /// `targets` goes, decided from the family's columns now.
+    ///
+    /// A target prim carrying the attribute in a column whose storage
+    /// differs, or whose role conflicts with a declared semantic, is a
+    /// schema conflict: refused with `REJECT`; with `FORCE` its cell there
+    /// is ended (a tombstone at the write's ordinal) and the prim takes the
+    /// written schema. Prims that carry a compatible schema keep their
+    /// column (a `NONE` semantic keeps their role); prims without the
+    /// attribute take the column of the written schema. Targets that would
+    /// land in two columns of the same storage (several roles under one
+    /// name, written with no semantic) are refused: the write must name one.
+    pub(crate) fn plan_schema(
         &self,
         family: &Family,
         storage: Storage,
         semantic: Semantic,
+        mode: AttributeMode,
         targets: &[PrimPath],
         ctx: &Ctx<'_>,
-    ) -> Result<()> {
-        for column in family.columns() {
-            if column.storage == storage {
-                if !column.semantic_fits(semantic) {
-                    return Err(ctx.err(
-                        Status::InvalidArgument,
-                        format!(
-                            "the attribute has semantic {}; this write declares {} (delete the attribute before changing its semantic)",
-                            column.semantic().name(),
-                            semantic.name()
-                        ),
-                    ));
-                }
-                continue;
-            }
+    ) -> Result<SchemaPlan> {
+        let force = mode == AttributeMode::Force;
+        let columns = family.columns();
+        let fits = |c: &Column| c.storage == storage && c.semantic_fits(semantic);
+        let mut replaced: Vec<(Arc<Column>, Rows)> = Vec::new();
+        for column in columns.iter().filter(|c| !fits(c)) {
             let guard = column.lock();
-            if let Some(p) = targets.iter().find(|p| guard.row_of(**p).is_some_and(|r| guard.live_at_latest(r))) {
-                return Err(ctx
-                    .err(
-                        Status::InvalidArgument,
-                        format!(
-                            "the prim has this attribute as {}; this write is {} (delete the attribute before changing its type)",
-                            column.storage, storage
-                        ),
+            let live = |p: &PrimPath| guard.row_of(*p).filter(|r| guard.live_at_latest(*r));
+            if !force {
+                let Some(p) = targets.iter().find(|p| live(p).is_some()) else { continue };
+                let message = if column.storage == storage {
+                    format!(
+                        "the prim has this attribute with semantic {}; this write declares {} (delete the attribute before changing its semantic, or write it with ATTRIBUTE_MODE_FORCE)",
+                        column.semantic().name(),
+                        semantic.name()
                     )
-                    .with_prim(self.describe(*p)));
+                } else {
+                    format!(
+                        "the prim has this attribute as {}; this write is {} (delete the attribute before changing its type, or write it with ATTRIBUTE_MODE_FORCE)",
+                        column.storage, storage
+                    )
+                };
+                return Err(ctx.err(Status::InvalidArgument, message).with_prim(self.describe(*p)));
             }
+            let rows: Vec<u32> = targets.iter().filter_map(live).collect();
+            if !rows.is_empty() {
+                drop(guard);
+                replaced.push((column.clone(), Rows::from_vec(rows)));
+            }
+        }
+        let fitting: SmallVec<[&Arc<Column>; 2]> = columns.iter().filter(|c| fits(c)).collect();
+        let dest = match fitting[..] {
+            [] => None,
+            // The usual case: one compatible column takes every target, as
+            // before any replacement (a NONE role adopts the semantic). A
+            // replaced prim written with no semantic has no role, though: it
+            // goes to the role-less column when no target keeps this one.
+            [one] if replaced.is_empty() || semantic != Semantic::None || one.semantic() == Semantic::None => {
+                Some(one.clone())
+            }
+            _ => {
+                let mut holding: SmallVec<[&Arc<Column>; 2]> = SmallVec::new();
+                for c in &fitting {
+                    let guard = c.lock();
+                    if targets.iter().any(|p| guard.row_of(*p).is_some_and(|r| guard.live_at_latest(r))) {
+                        holding.push(c);
+                    }
+                }
+                match holding[..] {
+                    [one] => Some(one.clone()),
+                    [] => {
+                        let role = |r: Semantic| fitting.iter().find(|c| c.semantic() == r).map(|c| (*c).clone());
+                        if semantic == Semantic::None {
+                            role(Semantic::None)
+                        } else {
+                            role(semantic).or_else(|| role(Semantic::None))
+                        }
+                    }
+                    _ => {
+                        let roles: Vec<&str> = holding.iter().map(|c| c.semantic().name()).collect();
+                        return Err(ctx.err(
+                            Status::InvalidArgument,
+                            format!(
+                                "the target prims carry this attribute as {storage} with different semantics ({}): write them separately or declare a semantic",
+                                roles.join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+        };
+        Ok(SchemaPlan { storage, semantic, dest, replaced })
+    }
+
+    /// Ends the cells a `FORCE` replaces (see [`StageInner::plan_schema`]):
+    /// a tombstone in each old schema's column at the mutation's ordinal.
+    pub(crate) fn end_replaced(
+        &self,
+        family: &Family,
+        replaced: Vec<(Arc<Column>, Rows)>,
+        ctx: &Ctx<'_>,
+    ) -> Result<()> {
+        for (column, rows) in replaced {
+            self.commit(family, &column, RowsOf::Assigned(rows), Payload::Delete, None, ctx)?;
         }
         Ok(())
     }
@@ -460,19 +550,6 @@ impl StageInner {
         guard.publish(ctx.ordinal, part, self.floors.merge_bound(family));
         Ok(())
     }
-}
-
-/// `ATTRIBUTE_MODE_FORCE` (schema replacement) is not implemented: refused
-/// with `NOT_SUPPORTED`, with `advice` after the reason when given.
-pub(crate) fn reject_force(mode: AttributeMode, ctx: &Ctx<'_>, advice: Option<&str>) -> Result<()> {
-    if mode != AttributeMode::Force {
-        return Ok(());
-    }
-    const REASON: &str = "ATTRIBUTE_MODE_FORCE (schema replacement) is not implemented in this release";
-    Err(match advice {
-        Some(advice) => ctx.err(Status::NotSupported, format!("{REASON}; {advice}")),
-        None => ctx.err(Status::NotSupported, REASON),
-    })
 }
 
 fn policy_name(policy: AdmissionPolicy) -> &'static str {

@@ -16,7 +16,8 @@ pub enum ValueKind {
 
 /// What an attribute stores, fixed when it is created on a prim: the
 /// element type with the tuple width in `dtype.lanes`, the kind and the
-/// semantic. Writing another schema to an existing cell is an error.
+/// semantic. Writing another schema to an existing cell is an error, unless
+/// the write or map session replaces it (`ATTRIBUTE_MODE_FORCE`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Schema {
     /// Element type; `lanes` is the number of components per row.

@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ovstage_types::{Error, OpId, Ordinal, PathList, PrimMode, PrimPath, Result, Status, Token};
+use ovstage_types::{AttributeMode, Error, OpId, Ordinal, PathList, PrimMode, PrimPath, Result, Status, Token};
 use smallvec::SmallVec;
 
 use crate::family::{Family, PendingOrdinals};
@@ -119,6 +119,8 @@ pub(crate) struct MapState {
     pub(crate) query: Arc<QueryState>,
     pub(crate) family: Arc<Family>,
     pub(crate) prim_mode: PrimMode,
+    /// `FORCE`: commits replace a target prim's differing schema.
+    pub(crate) attribute_mode: AttributeMode,
     pub(crate) setup: OnceLock<Result<Setup>>,
     pub(crate) session: Mutex<Session>,
 }

@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
-use ovstage_types::{OpId, Ordinal, PrimMode, PrimPath, QueryHandle, Result, Semantic, Status};
+use ovstage_types::{AttributeMode, OpId, Ordinal, PrimMode, PrimPath, QueryHandle, Result, Semantic, Status};
 
 use crate::api::{AttrRef, AttributeWrite, WriteData};
 use crate::family::Family;
 use crate::metadata::{self, Reserved};
-use crate::mutation::{Ctx, Payload, PerEntry, Reach, RowsOf, Targets, reject_force};
+use crate::mutation::{Ctx, Payload, PerEntry, Reach, RowsOf, SchemaPlan, Targets};
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{Stage, StageInner};
 use crate::state::QueryState;
@@ -36,6 +36,8 @@ pub(crate) struct PreparedWrite {
     family: Arc<Family>,
     storage: Storage,
     semantic: Semantic,
+    /// `FORCE` replaces a target prim's differing schema.
+    mode: AttributeMode,
     transport: Transport,
     plan: ElementPlan,
 }
@@ -117,7 +119,9 @@ impl StageInner {
     ) -> Result<OpId> {
         let q = self.query(query, call)?;
         let mut entries: PerEntry<Entry> = PerEntry::with_capacity(writes.len());
+        let mut forcing = false;
         for w in writes {
+            forcing |= w.data.attribute_mode == AttributeMode::Force;
             let token = self.attr_token(w.attribute, call)?;
             let family = self.family(token)?;
             let name = family.name_text.clone();
@@ -145,11 +149,14 @@ impl StageInner {
             self.insert_check_now(&q, &entries, ordinal, call)?;
         }
         let cells = Cells::keys(entries.iter().map(|e| e.family().id));
-        // INSERT depends on which prims exist when it runs: order it with
-        // every mutation of its attributes.
-        let order = match mode {
-            PrimMode::Upsert => Order::Mutation { ordinal, cells },
-            PrimMode::Insert => Order::Barrier { ordinal, cells },
+        // INSERT depends on which prims exist when it runs, FORCE on which
+        // schema each prim carries then: order them with every mutation of
+        // their attributes (in submission order), so what they decide
+        // cannot be changed under them by a mutation running alongside.
+        let order = if mode == PrimMode::Insert || forcing {
+            Order::Barrier { ordinal, cells }
+        } else {
+            Order::Mutation { ordinal, cells }
         };
         let spec = OpSpec::new(order).using(q.key);
         let families: PerEntry<Arc<Family>> = entries.iter().map(|e| e.family().clone()).collect();
@@ -200,8 +207,13 @@ impl StageInner {
         data: WriteData,
         ctx: &Ctx<'_>,
     ) -> Result<PreparedWrite> {
-        let WriteData { values, selection, semantic, attribute_mode } = data;
-        reject_force(attribute_mode, ctx, Some("delete the attribute and write it again at a later ordinal"))?;
+        let WriteData { values, selection, semantic, attribute_mode: mode } = data;
+        if mode == AttributeMode::Force && reserved.is_some() {
+            return Err(ctx.err(
+                Status::InvalidArgument,
+                "reserved metadata attributes accept only ATTRIBUTE_MODE_REJECT: their schema is fixed",
+            ));
+        }
         let (transport, plan) =
             transport::plan(q.prims().len(), values, selection).map_err(|m| ctx.err(Status::InvalidArgument, m))?;
         let storage = transport.storage();
@@ -211,7 +223,7 @@ impl StageInner {
             None => semantic,
         };
         check_semantic(semantic, storage).map_err(|e| ctx.err(e.status(), e.message()))?;
-        let entry = PreparedWrite { family, storage, semantic, transport, plan };
+        let entry = PreparedWrite { family, storage, semantic, mode, transport, plan };
         // Two elements naming one prim would make the written value depend
         // on row order: refused, as the published library does.
         if let Some(p) = q.first_repeat(entry.plan.selected().map(|(i, _)| q.prims()[i])) {
@@ -225,7 +237,7 @@ impl StageInner {
         // Schema conflicts provable from committed state (nothing pending on
         // the attribute could change it) are reported now.
         if entry.family.pending.is_empty() && self.floors.pending_all.is_empty() {
-            self.check_schema(&entry.family, entry.storage, entry.semantic, entry.targets(q).list(), ctx)?;
+            self.plan_schema(&entry.family, entry.storage, entry.semantic, mode, entry.targets(q).list(), ctx)?;
         }
         Ok(entry)
     }
@@ -261,18 +273,22 @@ impl StageInner {
             prepared.push(p);
         }
         let entries = &prepared[..];
-        let mut columns: PerEntry<Arc<Column>> = PerEntry::with_capacity(entries.len());
+        // Every entry's schema is decided before anything is published.
+        let mut plans: PerEntry<SchemaPlan> = PerEntry::with_capacity(entries.len());
         for (e, targets) in entries.iter().zip(&targets_per_entry) {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
-            self.check_schema(&e.family, e.storage, e.semantic, targets.list(), &ctx)?;
-            columns.push(e.family.column_for(e.storage, self.config.column_limits()));
+            plans.push(self.plan_schema(&e.family, e.storage, e.semantic, e.mode, targets.list(), &ctx)?);
         }
         let named: PerEntry<(&str, &Targets<'_>)> =
             entries.iter().zip(&targets_per_entry).map(|(e, t)| (&*e.family.name_text, t)).collect();
         self.create_prims(q, &named, ordinal, mode, call)?;
-        for ((e, targets), column) in entries.iter().zip(&targets_per_entry).zip(&columns) {
+        for ((e, targets), plan) in entries.iter().zip(&targets_per_entry).zip(plans) {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
-            self.commit_entry(q, e, targets.list(), column, &ctx)?;
+            // A replacement: the old schema's cells end at this ordinal,
+            // then the written values land in the new schema's column.
+            let column = plan.column(&e.family, self.config.column_limits());
+            self.end_replaced(&e.family, plan.replaced, &ctx)?;
+            self.commit_entry(q, e, targets.list(), &column, &ctx)?;
         }
         Ok(())
     }

@@ -102,8 +102,14 @@ fn enqueue_errors() {
         Status::InvalidArgument,
         s.write_attribute(q, "s", 6u64, many, PrimMode::Upsert),
     );
-    let force = scalars(&[1.; 2]).with_attribute_mode(AttributeMode::Force);
-    r.add("attribute mode FORCE", Status::NotSupported, s.write_attribute(q, "s", 6u64, force, PrimMode::Upsert));
+    let force = WriteData::fixed(Tensor::rows(vec![1u64, 2], 1).unwrap()).with_attribute_mode(AttributeMode::Force);
+    r.add(
+        "attribute mode FORCE on reserved metadata",
+        Status::InvalidArgument,
+        s.write_attribute(q, "usd-prim-type", 6u64, force, PrimMode::Upsert),
+    );
+    let no_dtype = ovstage::MapDesc { attribute_mode: AttributeMode::Force, ..ovstage::MapDesc::existing("s") };
+    r.add("FORCE map session without a dtype", Status::InvalidArgument, s.map_attribute(q, no_dtype, 6u64, None));
     r.add(
         "dtype without whole bytes",
         Status::InvalidArgument,

@@ -51,7 +51,7 @@ class PrimMode(enum.IntEnum):
 
 
 class AttributeMode(enum.IntEnum):
-    """What a schema mismatch does: REJECT fails; FORCE is not supported by this library."""
+    """What a schema mismatch does: REJECT fails; FORCE replaces the target prims' schema."""
 
     REJECT = 0
     FORCE = 1

@@ -219,7 +219,8 @@ pub(crate) struct ColumnState {
 }
 
 /// A column of one attribute storage (dtype and kind). Its semantic is
-/// fixed once a write records a role other than `NONE`.
+/// fixed once a write records a role other than `NONE`; prims of another
+/// role under the same name live in another column of the family.
 pub(crate) struct Column {
     pub(crate) storage: Storage,
     semantic: AtomicU32,
