@@ -1,9 +1,10 @@
 //! Hierarchy lookups (`ovstage_get_hierarchy` and its fetch and release
-//! calls) and the world-transform computation this library does not have.
+//! calls) and the world-matrix computation (`ovstage_compute_hierarchy`).
 
 use ovstage_types::{Error, HierarchyHandle, HierarchyRelation, PathList, Status, Timeout};
 
 use crate::abi::api_types::{ovstage_api_status_t, ovstage_enqueue_result_t, ovstage_instance_t};
+use crate::abi::ovx_string::ovx_string_t;
 use crate::abi::ovx_types::ovx_primpath_list_t;
 use crate::abi::stage_types::{
     ovstage_hierarchy_computation_model_desc_t, ovstage_hierarchy_computation_model_id_t, ovstage_hierarchy_handle_t,
@@ -12,7 +13,7 @@ use crate::abi::stage_types::{
 use crate::error::{c_status, enqueue_result, report, status_result};
 use crate::instance::with_instance;
 use crate::results::HeldHierarchy;
-use crate::{strings, unsupported};
+use crate::strings;
 
 fn handle(raw: u64, call: &str) -> Result<HierarchyHandle, Error> {
     HierarchyHandle::from_raw(raw).ok_or_else(|| {
@@ -132,7 +133,7 @@ pub(crate) unsafe fn release(
     }
 }
 
-/// `ovstage_get_hierarchy_computation_models`: none.
+/// `ovstage_get_hierarchy_computation_models`: CPU_INCREMENTAL.
 ///
 /// # Safety
 /// See the export.
@@ -148,16 +149,36 @@ pub(crate) unsafe fn computation_models(
             status_result((|| {
                 strings::non_null(out_models, format!("{CALL}: out_models"))?;
                 strings::non_null(out_count, format!("{CALL}: out_model_count"))?;
-                // An empty array: any aligned non-NULL pointer will do.
-                out_models.write(std::ptr::NonNull::dangling().as_ptr());
-                out_count.write(0);
+                out_models.write(MODELS.0.as_ptr());
+                out_count.write(MODELS.0.len());
                 Ok(())
             })())
         })
     }
 }
 
-/// `ovstage_compute_hierarchy`: not supported.
+/// A NUL-terminated literal as a view without the terminator.
+const fn literal(s: &'static str) -> ovx_string_t {
+    ovx_string_t { ptr: s.as_ptr().cast(), length: s.len() - 1 }
+}
+
+struct Models([ovstage_hierarchy_computation_model_desc_t; 1]);
+
+// SAFETY: the descriptors only point at string literals; never written.
+unsafe impl Sync for Models {}
+
+/// The models this library runs.
+static MODELS: Models = Models([ovstage_hierarchy_computation_model_desc_t {
+    model_id: ovstage_hierarchy_computation_model_id_t(1),
+    name: literal("CPU_INCREMENTAL\0"),
+    description: literal(
+        "World matrices from local matrices along the hierarchy, on the CPU, recording the rows that change\0",
+    ),
+}]);
+
+/// `ovstage_compute_hierarchy`: CPU_INCREMENTAL (and RUNTIME_DEFAULT) run
+/// the CPU computation; the GPU models are accepted and their op fails, as
+/// on the published library without a GPU.
 ///
 /// # Safety
 /// See the export.
@@ -167,9 +188,23 @@ pub(crate) unsafe fn compute(
     input_ordinal: u64,
     output_ordinal: u64,
 ) -> ovstage_enqueue_result_t {
-    let _ = (inst, model, input_ordinal, output_ordinal);
-    unsupported::enqueue(
-        "ovstage_compute_hierarchy",
-        "world-transform computation over the hierarchy is not part of this library",
-    )
+    const CALL: &str = "ovstage_compute_hierarchy";
+    // SAFETY: forwarded.
+    unsafe {
+        with_instance(inst, CALL, |c| {
+            enqueue_result((|| {
+                let model = match model.0 {
+                    // RUNTIME_DEFAULT is CPU_INCREMENTAL (no config changes it here).
+                    1 | 4 => stage::ComputationModel::CpuIncremental,
+                    2 | 3 => stage::ComputationModel::Gpu,
+                    other => {
+                        return Err(Error::invalid_argument(format!(
+                            "{CALL}: {other} is not a hierarchy computation model (CPU_INCREMENTAL 1, GPU_INCREMENTAL 2, GPU_GLOBAL 3, RUNTIME_DEFAULT 4)"
+                        )));
+                    }
+                };
+                c.stage.compute_hierarchy_with(model, input_ordinal, output_ordinal).map_err(|e| e.prefixed(CALL))
+            })())
+        })
+    }
 }

@@ -7,7 +7,7 @@ use std::ffi::CString;
 
 use ovstage_types::Status;
 
-use crate::abi::api_types::{ovstage_api_status_t, ovstage_enqueue_result_t};
+use crate::abi::api_types::ovstage_api_status_t;
 use crate::abi::ovx_string::ovx_string_t;
 use crate::abi::population::ovstage_population_enqueue_result_t;
 use crate::error;
@@ -33,12 +33,6 @@ pub(crate) fn message(call: &str, why: &str) -> String {
 /// Records that `call` is not implemented and returns NOT_SUPPORTED.
 pub(crate) fn status(call: &str, why: &str) -> ovstage_api_status_t {
     error::fail(Status::NotSupported, &message(call, why))
-}
-
-/// Records that `call` is not implemented and rejects its enqueue.
-pub(crate) fn enqueue(call: &str, why: &str) -> ovstage_enqueue_result_t {
-    error::fail(Status::NotSupported, &message(call, why));
-    error::rejected(Status::NotSupported)
 }
 
 fn population_failure(call: &str, why: &str) -> ovstage_api_status_t {

@@ -1168,13 +1168,23 @@ impl Stage {
         model: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Operation>> {
         let py = slf.py();
-        args::u64_arg(input_ordinal, "input_ordinal")?;
+        let input = args::u64_arg(input_ordinal, "input_ordinal")?;
         let out = args::u64_arg(output_ordinal, "output_ordinal")?;
-        if let Some(m) = model {
-            args::i32_arg(m, "model")?;
-        }
+        let model = match model.filter(|m| !m.is_none()) {
+            Some(m) => args::i32_arg(m, "model")?,
+            None => 1,
+        };
         let stage = slf.get().stage("compute_hierarchy")?;
-        let r = stage.compute_hierarchy(None, out);
+        // As the C ABI: the GPU models are accepted and fail when they run.
+        let r = if matches!(model, 1 | 4) {
+            stage.compute_hierarchy(input, out)
+        } else if matches!(model, 2 | 3) {
+            stage.compute_hierarchy_with(ovstage::ComputationModel::Gpu, input, out)
+        } else {
+            Err(Error::invalid_argument(format!(
+                "compute_hierarchy: {model} is not a hierarchy computation model (CPU_INCREMENTAL 1, GPU_INCREMENTAL 2, GPU_GLOBAL 3, RUNTIME_DEFAULT 4)"
+            )))
+        };
         Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
     }
 

@@ -272,10 +272,13 @@ def test_queries_clone_hierarchy(stage):
         with pytest.raises(ov.OvstageError) as e:
             nq.wait()
         assert e.value.code == ov.ErrorCode.NOT_SUPPORTED
+        # Nothing carries world matrices here: a computation changes nothing.
+        stage.compute_hierarchy(1, 5)
+        models = stage.get_hierarchy_computation_models()
+        assert [m.model_id for m in models] == [ov.HierarchyComputationModel.CPU_INCREMENTAL]
         with pytest.raises(ov.OvstageError) as e:
-            stage.compute_hierarchy(1, 2)
-        assert e.value.code == ov.ErrorCode.NOT_SUPPORTED
-        assert stage.get_hierarchy_computation_models() == []
+            stage.compute_hierarchy(1, 6, model=0)
+        assert e.value.code == ov.ErrorCode.INVALID_ARGUMENT
         with stage.get_attribute_write_floor(None) as fq:
             assert fq.fetch() == 0
 
@@ -446,3 +449,24 @@ def test_producer_consumer_threads(world):
     [t.start() for t in ts]
     [t.join() for t in ts]
     assert seen == sorted(seen) and seen[-1] == N and len(set(seen)) == len(seen)
+
+
+def test_world_matrices_follow_the_hierarchy(stage):
+    """Spec 17 J3 (ours): world = local x parent world for prims carrying a
+    world matrix under a parent that does; an advance covering the world
+    matrices recomputes them after a local change."""
+    def translate(x, y, z):
+        m = np.eye(4)
+        m[3, :3] = (x, y, z)
+        return m
+
+    paths = ov.PathDictionary(stage)
+    with paths.create_path_list_from_strings(["/W", "/W/A", "/W/A/B"]) as pl, stage.query_from_path_list(pl) as q:
+        locals_ = np.stack([translate(1, 0, 0), translate(0, 2, 0), translate(0, 0, 3)])
+        stage.write_attribute(q, "omni:xform", 1, locals_, is_array=False,
+                              semantic=ov.AttributeSemantic.MATRIX).wait()
+        stage.write_attribute(q, "omni:fabric:worldMatrix", 1, np.stack([np.eye(4)] * 3), is_array=False,
+                              semantic=ov.AttributeSemantic.MATRIX).wait()
+        stage.advance_write_floor(ordinal=1).wait()
+        got = read_all(stage, paths, q, "omni:fabric:worldMatrix", ov.OrdinalRange.latest(1))
+        assert [got[p][3][:3] for p in ("/W", "/W/A", "/W/A/B")] == [[0, 0, 0], [0, 2, 0], [0, 2, 3]]

@@ -395,7 +395,7 @@ def test_j1_j2_clone_and_hierarchy(stage):
         parents = stage.get_hierarchy(hl, 4, ov.HierarchyRelation.PARENT)
         assert parents.items[0].paths == ("/T",) and parents.ordinal == 4
         assert code_of(lambda: stage.get_hierarchy(hl, 4, 3)) == E.INVALID_ARGUMENT
-    assert code_of(lambda: stage.compute_hierarchy_async(1, 2).wait()) == E.NOT_SUPPORTED
+    assert code_of(lambda: stage.compute_hierarchy_async(1, 5, 99).wait()) == E.INVALID_ARGUMENT
 
 
 # ---- L: threads

@@ -142,6 +142,8 @@ pub(crate) struct Family {
     pub(crate) id: u64,
     pub(crate) name: Token,
     pub(crate) name_text: Arc<str>,
+    /// An input or the output of the world-matrix computation.
+    pub(crate) is_transform: bool,
     /// The family's own floor as submitted (updated under the scheduler's
     /// ordering lock) and as committed (updated when advances execute). The
     /// effective floor is the max of this and the stage's base floor.
@@ -159,6 +161,7 @@ impl Family {
         Family {
             id,
             name,
+            is_transform: crate::xform::is_transform(&name_text),
             name_text,
             own_floor_submitted: AtomicU64::new(0),
             own_floor_committed: AtomicU64::new(0),

@@ -165,7 +165,18 @@ impl StageInner {
                     }
                 }
             }
+            // An advance covering the world matrices recomputes them first
+            // when a transform input changed (the contract's rule).
+            let covers_world = match &raise {
+                Raise::All => true,
+                Raise::Families(fams) => fams.iter().any(|f| &*f.name_text == crate::xform::WORLD),
+            };
             Ok(Box::new(move || {
+                if covers_world && owner.xform_dirty.load(Ordering::Acquire) {
+                    // A failure (memory) leaves the world matrices as they
+                    // were; the floor still moves.
+                    let _ = owner.compute_world(ordinal, ordinal);
+                }
                 owner.commit_advance(ordinal, &raise);
                 Ok(())
             }))

@@ -61,14 +61,6 @@ impl Stage {
         })?;
         Ok(self.inner.sched.submit(&OpSpec::independent().releasing(state.key), Box::new(|| Ok(())))?)
     }
-
-    /// World-matrix computation over the hierarchy is not implemented in
-    /// this release: always `NOT_SUPPORTED`.
-    pub fn compute_hierarchy(&self, _list: Option<PathList>, _ordinal: impl Into<Ordinal>) -> Result<OpId> {
-        Err(Error::not_supported(
-            "compute_hierarchy: world-matrix computation is not implemented in this release of ovstage",
-        ))
-    }
 }
 
 impl StageInner {

@@ -58,6 +58,7 @@ mod store;
 mod tensor;
 mod transport;
 mod write;
+pub(crate) mod xform;
 
 pub use api::{AttrRef, AttributeWrite, Enqueued, FloorScope, Selection, WriteData};
 pub use array_rows::{ArrayRows, ArrayRowsBuilder, HostRows};
@@ -77,6 +78,7 @@ pub use state::CloneResult;
 pub use state::MapGroup;
 pub use state::{HierarchyItem, HierarchyResult};
 pub use tensor::{Element, HostBytes, Tensor, TensorDesc};
+pub use xform::ComputationModel;
 
 pub use ovstage_sched::{Lanes, WaitError};
 pub use ovstage_types::{

@@ -548,6 +548,7 @@ impl StageInner {
             Payload::Delete => Part::Delete { rows },
         };
         guard.publish(ctx.ordinal, part, self.floors.merge_bound(family));
+        self.mark_transforms_changed(family);
         Ok(())
     }
 }

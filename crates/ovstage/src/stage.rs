@@ -42,6 +42,9 @@ pub(crate) struct StageInner {
     pub(crate) maps: HandleTable<Arc<MapState>>,
     pub(crate) clones: CloneReports,
     pub(crate) reserved: ReservedTokens,
+    /// A transform input or the world matrices changed since the last
+    /// world-matrix computation (see `xform.rs`).
+    pub(crate) xform_dirty: std::sync::atomic::AtomicBool,
     next_key: AtomicU64,
     next_group: AtomicU64,
 }
@@ -126,6 +129,7 @@ impl Stage {
                 config,
                 paths,
                 reserved,
+                xform_dirty: std::sync::atomic::AtomicBool::new(false),
                 sched,
                 families: RwLock::new(FamilyMap::default()),
                 prims: Mutex::new(PrimTable::default()),

@@ -186,8 +186,7 @@ ovstage_enqueue_result_t ovstage_release_hierarchy(ovstage_instance_t *instance,
                                                    ovstage_hierarchy_handle_t handle);
 
 /**
- * The hierarchy computation models this library offers: none (world
- * transforms are not computed), so `*out_model_count` is 0.
+ * The hierarchy computation models this library offers: CPU_INCREMENTAL.
  *
  * # Safety
  * Pointers are NULL or valid.
@@ -197,8 +196,9 @@ ovstage_api_status_t ovstage_get_hierarchy_computation_models(ovstage_instance_t
                                                               size_t *out_model_count);
 
 /**
- * Enqueues a world-transform computation. Not supported: returns
- * NOT_SUPPORTED with a message in `ovstage_get_last_error`.
+ * Enqueues a world-matrix computation (CPU_INCREMENTAL for every valid
+ * model id): world = local x parent world along the hierarchy, from the
+ * inputs as of `input_ordinal`, changed rows recorded at `output_ordinal`.
  *
  * # Safety
  * `instance` is NULL or live.

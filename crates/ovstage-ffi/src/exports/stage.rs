@@ -284,8 +284,7 @@ pub unsafe extern "C" fn ovstage_release_hierarchy(
     unsafe { hierarchy::release(instance, handle) }
 }
 
-/// The hierarchy computation models this library offers: none (world
-/// transforms are not computed), so `*out_model_count` is 0.
+/// The hierarchy computation models this library offers: CPU_INCREMENTAL.
 ///
 /// # Safety
 /// Pointers are NULL or valid.
@@ -299,8 +298,9 @@ pub unsafe extern "C" fn ovstage_get_hierarchy_computation_models(
     unsafe { hierarchy::computation_models(instance, out_models, out_model_count) }
 }
 
-/// Enqueues a world-transform computation. Not supported: returns
-/// NOT_SUPPORTED with a message in `ovstage_get_last_error`.
+/// Enqueues a world-matrix computation (CPU_INCREMENTAL for every valid
+/// model id): world = local x parent world along the hierarchy, from the
+/// inputs as of `input_ordinal`, changed rows recorded at `output_ordinal`.
 ///
 /// # Safety
 /// `instance` is NULL or live.

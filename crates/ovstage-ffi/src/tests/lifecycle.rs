@@ -125,10 +125,12 @@ fn unimplemented_exports_say_so() {
     // SAFETY: every export below only validates or ignores its arguments.
     unsafe {
         not_supported("ovstage_get_usd_stage_id", ovstage_get_usd_stage_id(p, &mut u).0);
-        not_supported(
-            "ovstage_compute_hierarchy",
-            ovstage_compute_hierarchy(p, ovstage_hierarchy_computation_model_id_t(1), 0, 1).status.0,
-        );
+        // Implemented now: a valid model is accepted, an unknown one refused.
+        let r = ovstage_compute_hierarchy(p, ovstage_hierarchy_computation_model_id_t(1), 0, 1);
+        assert_eq!(r.status.0, 0, "ovstage_compute_hierarchy: {}", last_error());
+        let bad = ovstage_compute_hierarchy(p, ovstage_hierarchy_computation_model_id_t(7), 0, 2);
+        assert_eq!(bad.status.0, INVALID_ARGUMENT);
+        assert!(last_error().contains("7 is not a hierarchy computation model"), "{}", last_error());
         not_supported(
             "ovstage_instancing_get_instance_roots",
             ovstage_instancing_get_instance_roots(p, 1, &mut list).0,
@@ -171,7 +173,10 @@ fn unimplemented_exports_say_so() {
         let mut models = std::ptr::null();
         let mut n = 7;
         assert_eq!(ovstage_get_hierarchy_computation_models(p, &mut models, &mut n).0, OK);
-        assert_eq!(n, 0);
-        assert!(!models.is_null());
+        assert_eq!(n, 1);
+        let m = &*models;
+        assert_eq!(m.model_id.0, 1);
+        let name = std::slice::from_raw_parts(m.name.ptr.cast::<u8>(), m.name.length);
+        assert_eq!(name, b"CPU_INCREMENTAL");
     }
 }

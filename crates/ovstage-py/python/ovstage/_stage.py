@@ -177,14 +177,17 @@ class Stage(_native.Stage):
             h.release()
 
     def get_hierarchy_computation_models(self) -> List[HierarchyComputationModelDesc]:
-        """World-transform models: none (this library computes no world transforms)."""
+        """World-matrix computation models: CPU_INCREMENTAL."""
         if not self._alive:
             raise OvstageError(ErrorCode.INVALID_HANDLE, "get_hierarchy_computation_models called after Stage was destroyed")
-        return []
+        return [HierarchyComputationModelDesc(
+            int(HierarchyComputationModel.CPU_INCREMENTAL), "CPU_INCREMENTAL",
+            "World matrices from local matrices along the hierarchy, on the CPU, recording the rows that change")]
 
     def compute_hierarchy(self, input_ordinal: int, output_ordinal: int,
                           model: int = HierarchyComputationModel.DEFAULT_CPU) -> None:
-        """World-transform computation: raises ``OvstageError(NOT_SUPPORTED)``."""
+        """World matrices from local ones along the hierarchy, inputs as of
+        ``input_ordinal``, changed rows recorded at ``output_ordinal``; waits."""
         self.compute_hierarchy_async(input_ordinal, output_ordinal, model).wait()
 
     def get_path_dictionary(self) -> Any:

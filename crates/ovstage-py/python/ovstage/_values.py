@@ -143,7 +143,7 @@ class HierarchyResult:
 
 @dataclass
 class HierarchyComputationModelDesc:
-    """A world-transform computation model (this library lists none)."""
+    """A world-matrix computation model the library runs."""
 
     model_id: int
     name: str

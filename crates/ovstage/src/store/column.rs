@@ -374,8 +374,14 @@ impl ColumnGuard<'_> {
     /// A copy of `row`'s bytes at the newest published version (sealed or
     /// not), or `None` when it is not live there.
     pub(crate) fn latest_row(&self, row: u32) -> Option<Vec<u8>> {
+        self.row_at(row, u64::MAX)
+    }
+
+    /// A copy of `row`'s bytes as of `at`: at the newest version at or
+    /// below it (sealed or not), or `None` when it is not live there.
+    pub(crate) fn row_at(&self, row: u32, at: u64) -> Option<Vec<u8>> {
         let row_bytes = self.column.row_bytes;
-        for v in self.state.versions.iter().rev() {
+        for v in self.state.versions.iter().rev().filter(|v| v.ordinal <= at) {
             if v.written.contains(row) {
                 for part in v.parts.iter().rev() {
                     let rows = part.rows();
