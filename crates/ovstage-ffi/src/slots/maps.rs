@@ -64,9 +64,10 @@ pub(super) unsafe extern "C" fn map_attribute(
                 })?;
                 Some(DType::new(code, d.dtype.bits, d.dtype.lanes))
             };
-            let semantic = Semantic::from_raw(d.semantic.0).ok_or_else(|| {
-                Error::invalid_argument(format!("{CALL}: desc->semantic {} is not a contract value", d.semantic.0))
-            })?;
+            // A map session accepts a semantic value the contract does not
+            // name, as the published library does (it declares no role);
+            // writes refuse one, as there too.
+            let semantic = Semantic::from_raw(d.semantic.0).unwrap_or(Semantic::None);
             let attribute_mode = AttributeMode::from_raw(d.attribute_mode.0).ok_or_else(|| {
                 Error::invalid_argument(format!(
                     "{CALL}: desc->attribute_mode {} is not REJECT or FORCE",
