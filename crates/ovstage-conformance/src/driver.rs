@@ -927,6 +927,42 @@ impl<'l> Driver<'l> {
         self.release_path_list(list);
     }
 
+    /// The informational exports: build information (its stable parts),
+    /// the hierarchy computation models, the USD stage id; printed.
+    pub(crate) fn exports(&mut self) {
+        // SAFETY: no arguments; a static record or NULL.
+        let info = unsafe { (self.lib.build_info)() };
+        if info.is_null() {
+            self.note(String::from("get_build_info -> NULL"));
+        } else {
+            // SAFETY: the library's static record.
+            let info = unsafe { &*info };
+            let build = text(info.build_string);
+            self.note(format!(
+                "get_build_info -> struct_size={} build_string starts with 0.3.0+: {}",
+                info.struct_size,
+                build.starts_with("0.3.0+")
+            ));
+        }
+        let (mut models, mut n) = (null(), 0usize);
+        // SAFETY: live instance, valid outputs.
+        let status = unsafe { (self.lib.computation_models)(self.inst, &mut models, &mut n) }.0;
+        let listed: Vec<String> = if status == 0 && !models.is_null() {
+            // SAFETY: `n` descriptors, valid for the instance's lifetime.
+            unsafe { std::slice::from_raw_parts(models, n) }
+                .iter()
+                .map(|m| format!("{} {}", m.model_id.0, text(m.name)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.note(format!("get_hierarchy_computation_models -> {} {listed:?}", status_name(status)));
+        let mut id = 0u64;
+        // SAFETY: live instance, valid output.
+        let status = unsafe { (self.lib.usd_stage_id)(self.inst, &mut id) }.0;
+        self.note(format!("get_usd_stage_id -> {}", status_name(status)));
+    }
+
     /// `ovstage_compute_hierarchy`, printed; the op id (0 when rejected).
     pub(crate) fn compute_hierarchy(&mut self, model: u32, input: u64, output: u64) -> u64 {
         // SAFETY: live instance.

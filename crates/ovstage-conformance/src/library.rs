@@ -64,6 +64,17 @@ pub(crate) type ReleaseHierarchyResultFn = unsafe extern "C" fn(
 pub(crate) type ReleaseHierarchyFn =
     unsafe extern "C" fn(*mut ovstage_instance_t, u64) -> ovstage_abi::api_types::ovstage_enqueue_result_t;
 
+/// `ovstage_get_build_info()`.
+pub(crate) type BuildInfoFn = unsafe extern "C" fn() -> *const ovstage_abi::stage_types::ovstage_build_info_t;
+/// `ovstage_get_hierarchy_computation_models(instance, out_models, out_count)`.
+pub(crate) type ModelsFn = unsafe extern "C" fn(
+    *mut ovstage_instance_t,
+    *mut *const ovstage_abi::stage_types::ovstage_hierarchy_computation_model_desc_t,
+    *mut usize,
+) -> ovstage_api_status_t;
+/// `ovstage_get_usd_stage_id(instance, out)`.
+pub(crate) type UsdStageIdFn = unsafe extern "C" fn(*mut ovstage_instance_t, *mut u64) -> ovstage_api_status_t;
+
 /// A loaded library implementing the ovstage C ABI.
 pub(crate) struct Library {
     pub(crate) create: CreateFn,
@@ -78,6 +89,9 @@ pub(crate) struct Library {
     pub(crate) fetch_hierarchy_result: FetchHierarchyFn,
     pub(crate) release_hierarchy_result: ReleaseHierarchyResultFn,
     pub(crate) release_hierarchy: ReleaseHierarchyFn,
+    pub(crate) build_info: BuildInfoFn,
+    pub(crate) computation_models: ModelsFn,
+    pub(crate) usd_stage_id: UsdStageIdFn,
     // Keeps the code the pointers above point into loaded.
     _lib: libloading::Library,
 }
@@ -105,6 +119,9 @@ impl Library {
             fetch_hierarchy_result: get(&lib, "ovstage_fetch_hierarchy_result")?,
             release_hierarchy_result: get(&lib, "ovstage_release_hierarchy_result")?,
             release_hierarchy: get(&lib, "ovstage_release_hierarchy")?,
+            build_info: get(&lib, "ovstage_get_build_info")?,
+            computation_models: get(&lib, "ovstage_get_hierarchy_computation_models")?,
+            usd_stage_id: get(&lib, "ovstage_get_usd_stage_id")?,
             _lib: lib,
         })
     }

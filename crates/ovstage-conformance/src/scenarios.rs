@@ -59,6 +59,7 @@ pub(crate) fn all() -> Vec<Scenario> {
         s("hierarchy_computation", hierarchy_computation),
         s("clones", clones),
         s("hierarchy_lookups", hierarchy_lookups),
+        s("informational_exports", informational_exports),
         s("force_mode", force_mode),
         s("force_history", force_history),
         Scenario { name: "same_ordinal_strict", settings: &[(1, 3)], run: same_ordinal_overlap },
@@ -1012,4 +1013,10 @@ fn force_history(d: &mut Driver<'_>) {
     for (a, b) in [(0, 1), (1, 2), (0, 2), (2, 3), (1, 3), (3, 4), (0, 4)] {
         d.read_all(all, &["h"], Range::Between(a, b));
     }
+}
+
+/// Build information, the hierarchy computation models and the USD stage
+/// id of an instance without USD.
+fn informational_exports(d: &mut Driver<'_>) {
+    d.exports();
 }

@@ -133,7 +133,7 @@ pub(crate) unsafe fn release(
     }
 }
 
-/// `ovstage_get_hierarchy_computation_models`: CPU_INCREMENTAL.
+/// `ovstage_get_hierarchy_computation_models`: cpu-incremental, runtime-default.
 ///
 /// # Safety
 /// See the export.
@@ -162,19 +162,28 @@ const fn literal(s: &'static str) -> ovx_string_t {
     ovx_string_t { ptr: s.as_ptr().cast(), length: s.len() - 1 }
 }
 
-struct Models([ovstage_hierarchy_computation_model_desc_t; 1]);
+struct Models([ovstage_hierarchy_computation_model_desc_t; 2]);
 
 // SAFETY: the descriptors only point at string literals; never written.
 unsafe impl Sync for Models {}
 
-/// The models this library runs.
-static MODELS: Models = Models([ovstage_hierarchy_computation_model_desc_t {
-    model_id: ovstage_hierarchy_computation_model_id_t(1),
-    name: literal("CPU_INCREMENTAL\0"),
-    description: literal(
-        "World matrices from local matrices along the hierarchy, on the CPU, recording the rows that change\0",
-    ),
-}]);
+/// The models this library runs (named as the published library names
+/// them): the CPU model and the runtime default, which selects it. The GPU
+/// models are not listed: without the CUDA backend their ops fail.
+static MODELS: Models = Models([
+    ovstage_hierarchy_computation_model_desc_t {
+        model_id: ovstage_hierarchy_computation_model_id_t(1),
+        name: literal("cpu-incremental\0"),
+        description: literal(
+            "World matrices from local matrices along the hierarchy, on the CPU, recording the rows that change\0",
+        ),
+    },
+    ovstage_hierarchy_computation_model_desc_t {
+        model_id: ovstage_hierarchy_computation_model_id_t(4),
+        name: literal("runtime-default\0"),
+        description: literal("The process default: cpu-incremental\0"),
+    },
+]);
 
 /// `ovstage_compute_hierarchy`: CPU_INCREMENTAL (and RUNTIME_DEFAULT) run
 /// the CPU computation; the GPU models are accepted and their op fails, as

@@ -275,7 +275,8 @@ def test_queries_clone_hierarchy(stage):
         # Nothing carries world matrices here: a computation changes nothing.
         stage.compute_hierarchy(1, 5)
         models = stage.get_hierarchy_computation_models()
-        assert [m.model_id for m in models] == [ov.HierarchyComputationModel.CPU_INCREMENTAL]
+        assert [m.model_id for m in models] == [ov.HierarchyComputationModel.CPU_INCREMENTAL,
+                                                ov.HierarchyComputationModel.RUNTIME_DEFAULT]
         with pytest.raises(ov.OvstageError) as e:
             stage.compute_hierarchy(1, 6, model=0)
         assert e.value.code == ov.ErrorCode.INVALID_ARGUMENT

@@ -186,7 +186,8 @@ ovstage_enqueue_result_t ovstage_release_hierarchy(ovstage_instance_t *instance,
                                                    ovstage_hierarchy_handle_t handle);
 
 /**
- * The hierarchy computation models this library offers: CPU_INCREMENTAL.
+ * The hierarchy computation models this library offers: cpu-incremental
+ * and runtime-default.
  *
  * # Safety
  * Pointers are NULL or valid.

@@ -284,7 +284,8 @@ pub unsafe extern "C" fn ovstage_release_hierarchy(
     unsafe { hierarchy::release(instance, handle) }
 }
 
-/// The hierarchy computation models this library offers: CPU_INCREMENTAL.
+/// The hierarchy computation models this library offers: cpu-incremental
+/// and runtime-default.
 ///
 /// # Safety
 /// Pointers are NULL or valid.

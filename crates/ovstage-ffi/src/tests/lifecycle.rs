@@ -173,10 +173,10 @@ fn unimplemented_exports_say_so() {
         let mut models = std::ptr::null();
         let mut n = 7;
         assert_eq!(ovstage_get_hierarchy_computation_models(p, &mut models, &mut n).0, OK);
-        assert_eq!(n, 1);
-        let m = &*models;
-        assert_eq!(m.model_id.0, 1);
-        let name = std::slice::from_raw_parts(m.name.ptr.cast::<u8>(), m.name.length);
-        assert_eq!(name, b"CPU_INCREMENTAL");
+        assert_eq!(n, 2);
+        let listed = std::slice::from_raw_parts(models, n);
+        assert_eq!((listed[0].model_id.0, listed[1].model_id.0), (1, 4));
+        let name = std::slice::from_raw_parts(listed[0].name.ptr.cast::<u8>(), listed[0].name.length);
+        assert_eq!(name, b"cpu-incremental");
     }
 }
