@@ -20,6 +20,16 @@ fn fields_eq(a: &[&Py<PyAny>], b: &[&Py<PyAny>], py: Python<'_>) -> PyResult<boo
     a.eq(b)
 }
 
+/// What `==` and `!=` return for field equality `eq` (other comparisons
+/// are not defined: `NotImplemented`).
+fn equality_result(op: CompareOp, eq: bool, py: Python<'_>) -> PyResult<Py<PyAny>> {
+    match op {
+        CompareOp::Eq => Ok(eq.into_pyobject(py)?.to_owned().into_any().unbind()),
+        CompareOp::Ne => Ok((!eq).into_pyobject(py)?.to_owned().into_any().unbind()),
+        _ => Ok(py.NotImplemented()),
+    }
+}
+
 /// `Name(field=repr, ...)`.
 fn repr_of(py: Python<'_>, class: &str, fields: &[(&str, &Py<PyAny>)]) -> PyResult<String> {
     let parts = fields.iter().map(|(n, v)| Ok(format!("{n}={}", v.bind(py).repr()?))).collect::<PyResult<Vec<_>>>()?;
@@ -73,11 +83,7 @@ impl OrdinalRange {
         let Ok(o) = other.cast::<OrdinalRange>() else { return Ok(py.NotImplemented()) };
         let o = o.borrow();
         let eq = fields_eq(&[&self.end_ordinal, &self.start_ordinal], &[&o.end_ordinal, &o.start_ordinal], py)?;
-        match op {
-            CompareOp::Eq => Ok(eq.into_pyobject(py)?.to_owned().into_any().unbind()),
-            CompareOp::Ne => Ok((!eq).into_pyobject(py)?.to_owned().into_any().unbind()),
-            _ => Ok(py.NotImplemented()),
-        }
+        equality_result(op, eq, py)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -206,12 +212,7 @@ impl WriteDesc {
         let Ok(o) = other.cast::<WriteDesc>() else { return Ok(py.NotImplemented()) };
         let o = o.borrow();
         let (a, b) = (self.fields().map(|f| f.1), o.fields().map(|f| f.1));
-        let eq = fields_eq(&a, &b, py)?;
-        match op {
-            CompareOp::Eq => Ok(eq.into_pyobject(py)?.to_owned().into_any().unbind()),
-            CompareOp::Ne => Ok((!eq).into_pyobject(py)?.to_owned().into_any().unbind()),
-            _ => Ok(py.NotImplemented()),
-        }
+        equality_result(op, fields_eq(&a, &b, py)?, py)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
