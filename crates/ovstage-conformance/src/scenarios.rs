@@ -60,6 +60,7 @@ pub(crate) fn all() -> Vec<Scenario> {
         s("clones", clones),
         s("hierarchy_lookups", hierarchy_lookups),
         s("informational_exports", informational_exports),
+        s("metadata_semantics", metadata_semantics),
         s("force_mode", force_mode),
         s("force_history", force_history),
         Scenario { name: "same_ordinal_strict", settings: &[(1, 3)], run: same_ordinal_overlap },
@@ -1019,4 +1020,23 @@ fn force_history(d: &mut Driver<'_>) {
 /// id of an instance without USD.
 fn informational_exports(d: &mut Driver<'_>) {
     d.exports();
+}
+
+/// Which semantics the recorded metadata accepts: `usd-prim-type` token ids
+/// and `usd-schemas` / `usd-ancestor-types` token-id arrays written with no
+/// semantic, `TOKEN_ID` (2) and others.
+fn metadata_semantics(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    let t = d.tokens(&["Xform", "Scope"]);
+    let ids: Vec<u8> = t.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let row: Vec<u8> = t[..1].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut ordinal = 1;
+    for semantic in [0u32, 2, 1, 13] {
+        d.write_settled(q, "usd-prim-type", ordinal, Payload::scalar(1, 64, &ids, "tokens").semantic(semantic));
+        for name in ["usd-schemas", "usd-ancestor-types"] {
+            let arrays = Payload::arrays(1, 64, &[row.clone(), Vec::new()], "token rows").semantic(semantic);
+            d.write_settled(q, name, ordinal, arrays);
+        }
+        ordinal += 1;
+    }
 }

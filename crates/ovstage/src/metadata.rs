@@ -94,7 +94,9 @@ pub(crate) fn check_write(r: Reserved, call: &str, storage: Storage, semantic: S
         return Err(not_supported(r, call, "written"));
     }
     let required = r.required().expect("recorded metadata has a schema");
-    if storage != required || !matches!(semantic, Semantic::None | Semantic::TokenId) {
+    // The published library takes no declared semantic here (not even
+    // TOKEN_ID): the role is implied.
+    if storage != required || semantic != Semantic::None {
         let kind =
             if required.kind == ValueKind::Array { "token-id array (u64, array)" } else { "token id (u64, fixed)" };
         return Err(Error::new(
