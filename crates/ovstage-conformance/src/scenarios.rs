@@ -1030,13 +1030,11 @@ fn metadata_semantics(d: &mut Driver<'_>) {
     let t = d.tokens(&["Xform", "Scope"]);
     let ids: Vec<u8> = t.iter().flat_map(|v| v.to_le_bytes()).collect();
     let row: Vec<u8> = t[..1].iter().flat_map(|v| v.to_le_bytes()).collect();
-    let mut ordinal = 1;
-    for semantic in [0u32, 2, 1, 13] {
+    for (ordinal, semantic) in (1u64..).zip([0u32, 2, 1, 13]) {
         d.write_settled(q, "usd-prim-type", ordinal, Payload::scalar(1, 64, &ids, "tokens").semantic(semantic));
         for name in ["usd-schemas", "usd-ancestor-types"] {
             let arrays = Payload::arrays(1, 64, &[row.clone(), Vec::new()], "token rows").semantic(semantic);
             d.write_settled(q, name, ordinal, arrays);
         }
-        ordinal += 1;
     }
 }
