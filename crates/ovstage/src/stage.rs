@@ -45,6 +45,9 @@ pub(crate) struct StageInner {
     /// A transform input or the world matrices changed since the last
     /// world-matrix computation (see `xform.rs`).
     pub(crate) xform_dirty: std::sync::atomic::AtomicBool,
+    /// Names recorded as prim types, schemas or ancestor types, by kind
+    /// (token id -> the metadata attribute that named it first).
+    pub(crate) type_names: Mutex<HashMap<u64, crate::metadata::Reserved, IdBuild>>,
     next_key: AtomicU64,
     next_group: AtomicU64,
 }
@@ -130,6 +133,7 @@ impl Stage {
                 paths,
                 reserved,
                 xform_dirty: std::sync::atomic::AtomicBool::new(false),
+                type_names: Mutex::new(HashMap::default()),
                 sched,
                 families: RwLock::new(FamilyMap::default()),
                 prims: Mutex::new(PrimTable::default()),

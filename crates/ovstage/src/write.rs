@@ -281,6 +281,10 @@ impl StageInner {
         }
         let named: PerEntry<(&str, &Targets<'_>)> =
             entries.iter().zip(&targets_per_entry).map(|(e, t)| (&*e.family.name_text, t)).collect();
+        for e in entries {
+            let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
+            self.claim_type_names(e, &ctx)?;
+        }
         self.create_prims(q, &named, ordinal, mode, call)?;
         for ((e, targets), plan) in entries.iter().zip(&targets_per_entry).zip(plans) {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
@@ -289,6 +293,44 @@ impl StageInner {
             let column = plan.column(&e.family, self.config.column_limits());
             self.end_replaced(&e.family, plan.replaced, &ctx)?;
             self.commit_entry(q, e, targets.list(), &column, &ctx)?;
+        }
+        Ok(())
+    }
+
+    /// The type, schema and ancestor-type names a recorded-metadata write
+    /// names become names of their kind, as in the published library: a
+    /// name already used by another kind, or by an attribute, fails the
+    /// write when it runs (nothing of it is published).
+    fn claim_type_names(&self, e: &PreparedWrite, ctx: &Ctx<'_>) -> Result<()> {
+        let kind = match self.reserved.lookup(e.family.name) {
+            Some(r @ (Reserved::PrimType | Reserved::Schemas | Reserved::AncestorTypes)) => r,
+            _ => return Ok(()),
+        };
+        let mut names: Vec<u64> = Vec::new();
+        for (_, r) in e.plan.selected() {
+            names
+                .extend(e.transport.row(r).chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))));
+        }
+        names.sort_unstable();
+        names.dedup();
+        let mut kinds = ovstage_types::sync::lock(&self.type_names);
+        for raw in &names {
+            let Some(token) = ovstage_types::Token::from_raw(*raw) else { continue };
+            let clash = match kinds.get(raw) {
+                Some(k) if *k != kind => true,
+                Some(_) => false,
+                None => self.existing_family(token).is_some_and(|f| f.has_columns()),
+            };
+            if clash {
+                let text = self.paths.token_text(token).map(|t| t.to_string()).unwrap_or_default();
+                return Err(ctx.err(
+                    Status::InvalidArgument,
+                    format!("the name '{text}' is already used by another kind of name or by an attribute"),
+                ));
+            }
+        }
+        for raw in names {
+            kinds.insert(raw, kind);
         }
         Ok(())
     }

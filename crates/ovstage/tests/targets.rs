@@ -50,3 +50,34 @@ fn a_prim_named_twice_by_the_query_is_refused_at_enqueue() {
     let data = scalars(&[1., 2.]).with_selection(ovstage::Selection::Leading(2));
     wait(&s, s.write_attribute(q, "x", 1u64, data, PrimMode::Upsert).unwrap());
 }
+
+#[test]
+fn a_type_name_belongs_to_one_kind_of_name() {
+    // As in the published library: a name written as a prim type cannot
+    // also be a schema name (or an attribute's), and the write that tries
+    // fails when it runs, publishing nothing.
+    let s = stage(2);
+    let q = query(&s, &["/A", "/B"]);
+    let t = s.paths().intern_tokens(&["Xform", "Scope", "pos"]).unwrap();
+    wait(&s, write(&s, q, "pos", 1, scalars(&[1., 2.])));
+    let types = |ids: Vec<u64>| ovstage::WriteData::fixed(ovstage::Tensor::rows(ids, 1).unwrap());
+    wait(
+        &s,
+        s.write_attribute(q, "usd-prim-type", 2u64, types(vec![t[0].get(), t[1].get()]), PrimMode::Upsert).unwrap(),
+    );
+    let rows = |r: Vec<Vec<u64>>| {
+        let tensors = r.into_iter().map(|v| ovstage::Tensor::from_vec(v.clone(), &[v.len() as u64]).unwrap()).collect();
+        ovstage::WriteData::array_rows(tensors)
+    };
+    let op = s.write_attribute(q, "usd-schemas", 3u64, rows(vec![vec![t[0].get()], vec![]]), PrimMode::Upsert).unwrap();
+    let e = s.wait_ok(op, LONG).unwrap_err();
+    assert!(e.message().contains("'Xform'"), "{e}");
+    // An attribute's name cannot be a type name either.
+    let op =
+        s.write_attribute(q, "usd-prim-type", 3u64, types(vec![t[2].get(), t[1].get()]), PrimMode::Upsert).unwrap();
+    assert!(s.wait_ok(op, LONG).unwrap_err().message().contains("'pos'"));
+    // The same kind again is fine.
+    let op =
+        s.write_attribute(q, "usd-prim-type", 4u64, types(vec![t[1].get(), t[0].get()]), PrimMode::Upsert).unwrap();
+    s.wait_ok(op, LONG).unwrap();
+}
