@@ -82,8 +82,10 @@ unsafe fn put_all<T: Copy>(out: *mut T, values: &[T], what: &str) -> Result<()> 
     Ok(())
 }
 
-fn path(raw: u64, what: &str) -> Result<PrimPath> {
-    PrimPath::from_raw(raw).ok_or_else(|| Error::invalid_argument(format!("{what} is the invalid path 0")))
+/// Entry `i` of the path array `array`; the message is built only on
+/// failure (these loops run over every path of a list).
+fn path_at(raw: u64, array: &str, i: usize) -> Result<PrimPath> {
+    PrimPath::from_raw(raw).ok_or_else(|| Error::invalid_argument(format!("{array}[{i}] is the invalid path 0")))
 }
 
 fn list(raw: u64) -> Result<PathList> {
@@ -170,8 +172,11 @@ unsafe extern "C" fn create_path_list_from_paths(
         run(ctx, "create_path_list_from_paths", |c| {
             strings::non_null(out, "out_path_list")?;
             let raw = strings::slice(paths, n, "paths")?;
-            let paths =
-                raw.iter().enumerate().map(|(i, p)| path(*p, &format!("paths[{i}]"))).collect::<Result<Vec<_>>>()?;
+            // Sized once; the loop stays a plain copy with one check.
+            let mut paths = Vec::with_capacity(raw.len());
+            for (i, p) in raw.iter().enumerate() {
+                paths.push(path_at(*p, "paths", i)?);
+            }
             let l = c.stage.paths().create_path_list(&paths)?;
             out.write(l.get());
             Ok(())
@@ -287,7 +292,7 @@ unsafe extern "C" fn get_tokens_from_paths(
             }
             let mut used = 0usize;
             for (i, p) in raw.iter().enumerate() {
-                let tokens = c.stage.paths().path_tokens(path(*p, &format!("prim_paths[{i}]"))?)?;
+                let tokens = c.stage.paths().path_tokens(path_at(*p, "prim_paths", i)?)?;
                 if tokens.len() > token_buffer_size - used {
                     break;
                 }
