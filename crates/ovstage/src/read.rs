@@ -19,7 +19,7 @@ use crate::schema::{Schema, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
 use crate::state::QueryState;
 use crate::state::ReadState;
-use crate::store::column::{Column, RowMap, Snapshot};
+use crate::store::column::{Column, Picked, RowMap, Snapshot};
 use crate::store::image::Image;
 
 const CALL: &str = "read_attributes";
@@ -250,7 +250,7 @@ impl StageInner {
     fn snapshot_groups(&self, ctx: &GroupCtx<'_>, at: u64, out: &mut Vec<ReadGroup>) -> Result<()> {
         let mut guard = ctx.column.lock();
         let map = ctx.q.row_map(ctx.column, &guard);
-        if matches!(&map, RowMap::Sparse(rows) if rows.iter().all(Option::is_none)) || map.len() == 0 {
+        if map.is_empty() {
             return Ok(());
         }
         let (image, ordinal) = match guard.snapshot(at) {
@@ -289,29 +289,50 @@ impl StageInner {
         }
         let mut guard = ctx.column.lock();
         let map = ctx.q.row_map(ctx.column, &guard);
-        let changed = guard.changed_between(start, end).map_err(|oldest| ctx.trimmed(start, oldest))?;
-        if changed.is_empty() {
+        if map.is_empty() {
             return Ok(());
         }
-        let (image, ordinal) = match guard.snapshot(end) {
-            Snapshot::Image { image, ordinal } => (image, ordinal),
-            Snapshot::Trimmed { oldest } => return Err(ctx.trimmed(end, oldest)),
-            Snapshot::Empty => return Ok(()),
+        let changed = guard.changed_between(start, end).map_err(|oldest| ctx.trimmed(start, oldest))?;
+        let count = changed.count();
+        if count == 0 {
+            return Ok(());
+        }
+        // Visit the changed rows, not every element of the query.
+        let picks = map.elements_of(changed.iter());
+        if picks.is_empty() {
+            return Ok(());
+        }
+        let (mut live, mut dead): (Picks, Picks) = (Vec::new(), Vec::new());
+        let few = picks.len() <= guard.nrows() as usize / FEW_CHANGED_DIVISOR;
+        let (image, ordinal, selected) = if few && ctx.column.storage.kind == ValueKind::Fixed {
+            // A few rows of a large column: copy them rather than build
+            // (copy) the column's whole image at `end`.
+            let rows: Vec<u32> = picks.iter().map(|p| p.1).collect();
+            let picked = guard.pick_at(&rows, end).map_err(|e| ctx.out_of_memory(&e))?;
+            let (image, ordinal, is_live) = match picked {
+                Picked::Rows { image, ordinal, live } => (image, ordinal, live),
+                Picked::Trimmed { oldest } => return Err(ctx.trimmed(end, oldest)),
+                Picked::Empty => return Ok(()),
+            };
+            for (pick, is_live) in picks.into_iter().zip(is_live) {
+                if is_live { live.push(pick) } else { dead.push(pick) }
+            }
+            (image, ordinal, Selected::Packed(std::mem::take(&mut live)))
+        } else {
+            let (image, ordinal) = match guard.snapshot(end) {
+                Snapshot::Image { image, ordinal } => (image, ordinal),
+                Snapshot::Trimmed { oldest } => return Err(ctx.trimmed(end, oldest)),
+                Snapshot::Empty => return Ok(()),
+            };
+            for (i, r) in picks {
+                if r < image.nrows && image.live.contains(r) { live.push((i, r)) } else { dead.push((i, r)) }
+            }
+            (image, ordinal, Selected::Picks(std::mem::take(&mut live)))
         };
         let generation = guard.layout_generation();
         drop(guard);
-        let (mut live, mut dead): (Picks, Picks) = (Vec::new(), Vec::new());
-        for i in 0..map.len() {
-            if let Some(r) = map.get(i).filter(|r| changed.contains(*r)) {
-                if r < image.nrows && image.live.contains(r) {
-                    live.push((i as u32, r));
-                } else {
-                    dead.push((i as u32, r));
-                }
-            }
-        }
-        if !live.is_empty() {
-            values.push(self.value_group(ctx, &image, ordinal, generation, Selected::Picks(live)));
+        if !selected.is_empty() {
+            values.push(self.value_group(ctx, &image, ordinal, generation, selected));
         }
         if !dead.is_empty() {
             let prims = prim_group(ctx.q, &dead);
@@ -378,6 +399,10 @@ impl StageInner {
                     index_map,
                 };
                 (prim_group(ctx.q, &picks), layout)
+            }
+            (Selected::Packed(picks), _) => {
+                let rows = picks.len() as u64;
+                (prim_group(ctx.q, &picks), Layout::Fixed { byte_offset: 0, rows, row_bytes, index_map: None })
             }
             (Selected::Picks(picks), Some(arrays)) => {
                 let rows = picks.iter().map(|p| arrays.refs[p.1 as usize]).collect();
@@ -489,6 +514,10 @@ struct GroupCtx<'a> {
 }
 
 impl GroupCtx<'_> {
+    fn out_of_memory(&self, e: &dyn std::fmt::Display) -> Error {
+        Error::new(Status::OutOfMemory, format!("{CALL}: {e}")).with_attribute(&*self.family.name_text)
+    }
+
     fn trimmed(&self, at: u64, oldest: u64) -> Error {
         Error::new(
             Status::OutOfRange,
@@ -509,7 +538,23 @@ enum Selected {
         len: u32,
     },
     Picks(Picks),
+    /// Query elements whose values are packed in the image, in order.
+    Packed(Picks),
 }
+
+impl Selected {
+    fn is_empty(&self) -> bool {
+        match self {
+            Selected::Dense { len, .. } => *len == 0,
+            Selected::Picks(picks) | Selected::Packed(picks) => picks.is_empty(),
+        }
+    }
+}
+
+/// A change read copies the changed rows it picks instead of building the
+/// column's image (a copy of every row) when they are at most one row of
+/// the column in this many.
+const FEW_CHANGED_DIVISOR: usize = 8;
 
 fn prim_group(q: &QueryState, picks: &Picks) -> PrimGroup {
     let count = picks.len() as u32;

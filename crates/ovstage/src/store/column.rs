@@ -15,12 +15,12 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use ovstage_types::{AdmissionPolicy, PrimPath, Semantic};
 use smallvec::SmallVec;
 
-use super::backend::{Buffer, ColumnMemory};
+use super::backend::{AllocFailed, Buffer, ColumnMemory, StorageBackend};
 use super::image::{Image, compact, recycle, recycle_part};
 use super::liveness::Liveness;
 use super::rows::{RowSet, Rows};
@@ -133,22 +133,65 @@ pub(crate) enum RowMap {
         start: u32,
         len: u32,
     },
-    Sparse(Arc<[Option<u32>]>),
+    Sparse(Arc<SparseRows>),
+}
+
+/// A row map that is not one run: each element's row, and (built on first
+/// use) the elements of each row, so a change read visits only the rows
+/// that changed.
+#[derive(Debug)]
+pub(crate) struct SparseRows {
+    rows: Box<[Option<u32>]>,
+    any: bool,
+    by_row: OnceLock<Box<[(u32, u32)]>>,
 }
 
 impl RowMap {
     pub(crate) fn len(&self) -> usize {
         match self {
             RowMap::Run { len, .. } => *len as usize,
-            RowMap::Sparse(rows) => rows.len(),
+            RowMap::Sparse(sparse) => sparse.rows.len(),
         }
     }
 
     pub(crate) fn get(&self, i: usize) -> Option<u32> {
         match self {
             RowMap::Run { start, .. } => Some(start + i as u32),
-            RowMap::Sparse(rows) => rows[i],
+            RowMap::Sparse(sparse) => sparse.rows[i],
         }
+    }
+
+    /// Whether no element has a row.
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            RowMap::Run { len, .. } => *len == 0,
+            RowMap::Sparse(sparse) => !sparse.any,
+        }
+    }
+
+    /// `(element, row)` for every element whose row is in `rows`, in
+    /// element order. Costs the size of `rows`, not of the map.
+    pub(crate) fn elements_of(&self, rows: impl Iterator<Item = u32>) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        match self {
+            RowMap::Run { start, len } => {
+                out.extend(rows.filter(|r| r.wrapping_sub(*start) < *len).map(|r| (r - start, r)));
+            }
+            RowMap::Sparse(sparse) => {
+                let by_row = sparse.by_row.get_or_init(|| {
+                    let mut pairs: Vec<(u32, u32)> =
+                        sparse.rows.iter().enumerate().filter_map(|(i, r)| r.map(|r| (r, i as u32))).collect();
+                    pairs.sort_unstable();
+                    pairs.into()
+                });
+                for r in rows {
+                    let first = by_row.partition_point(|p| p.0 < r);
+                    out.extend(by_row[first..].iter().take_while(|p| p.0 == r).map(|p| (p.1, r)));
+                }
+                out.sort_unstable();
+            }
+        }
+        out
     }
 }
 
@@ -186,6 +229,19 @@ impl Limits {
 pub(crate) struct MergeBound {
     pub(crate) floor: u64,
     pub(crate) below: u64,
+}
+
+/// What [`ColumnGuard::pick_at`] found.
+pub(crate) enum Picked {
+    /// The column had no version at or below the ordinal: no values.
+    Empty,
+    /// History at the ordinal was trimmed or merged; exact snapshots start
+    /// at `oldest` (or above).
+    Trimmed { oldest: u64 },
+    /// The live picked rows' values, packed in the order asked, as of the
+    /// version at `ordinal`; `live[i]` says whether the `i`-th row asked was
+    /// live there.
+    Rows { image: Arc<Image>, ordinal: u64, live: Vec<bool> },
 }
 
 /// What a snapshot lookup found.
@@ -367,7 +423,10 @@ impl ColumnGuard<'_> {
                 RowMap::Run { start: *start, len: rows.len() as u32 }
             }
             None => RowMap::Run { start: 0, len: 0 },
-            _ => RowMap::Sparse(rows.into()),
+            _ => {
+                let any = rows.iter().any(Option::is_some);
+                RowMap::Sparse(Arc::new(SparseRows { rows: rows.into(), any, by_row: OnceLock::new() }))
+            }
         }
     }
 
@@ -380,16 +439,33 @@ impl ColumnGuard<'_> {
     /// A copy of `row`'s bytes as of `at`: at the newest version at or
     /// below it (sealed or not), or `None` when it is not live there.
     pub(crate) fn row_at(&self, row: u32, at: u64) -> Option<Vec<u8>> {
+        self.cell_at(row, at).map(<[u8]>::to_vec)
+    }
+
+    /// `row`'s bytes as of `at`, found without building an image: in the
+    /// newest version at or below `at` that has an image or changed the
+    /// row. `None` when the row is not live there.
+    fn cell_at(&self, row: u32, at: u64) -> Option<&[u8]> {
         let row_bytes = self.column.row_bytes;
-        for v in self.state.versions.iter().rev().filter(|v| v.ordinal <= at) {
+        let newest = self.newest_at(at)?;
+        for v in self.state.versions.range(..=newest).rev() {
+            if let Some(image) = &v.image {
+                if row >= image.nrows || !image.live.contains(row) {
+                    return None;
+                }
+                return Some(match &image.arrays {
+                    Some(arrays) => arrays.bytes(arrays.refs[row as usize]),
+                    None => &image.data.bytes()[row as usize * row_bytes..(row as usize + 1) * row_bytes],
+                });
+            }
             if v.written.contains(row) {
+                // The last part naming the row is a write (`written`).
                 for part in v.parts.iter().rev() {
-                    let rows = part.rows();
-                    let Some(i) = (0..rows.len()).rev().find(|i| rows.get(*i) == row) else { continue };
+                    let Some(i) = part.rows().last_position(row) else { continue };
                     return match part {
-                        Part::Write { data, .. } => Some(data.bytes()[i * row_bytes..(i + 1) * row_bytes].to_vec()),
+                        Part::Write { data, .. } => Some(&data.bytes()[i * row_bytes..(i + 1) * row_bytes]),
                         Part::WriteArray { data, offsets, .. } => {
-                            Some(data.bytes()[offsets[i] as usize..offsets[i + 1] as usize].to_vec())
+                            Some(&data.bytes()[offsets[i] as usize..offsets[i + 1] as usize])
                         }
                         Part::Delete { .. } => None,
                     };
@@ -398,17 +474,98 @@ impl ColumnGuard<'_> {
             if v.deleted.contains(row) {
                 return None;
             }
-            if let Some(image) = &v.image {
-                if !image.live.contains(row) || row >= image.nrows {
-                    return None;
-                }
-                return Some(match &image.arrays {
-                    Some(arrays) => arrays.bytes(arrays.refs[row as usize]).to_vec(),
-                    None => image.data.bytes()[row as usize * row_bytes..(row as usize + 1) * row_bytes].to_vec(),
-                });
-            }
         }
         None
+    }
+
+    /// Each of `rows`' bytes at the version at `idx` (`None` where not
+    /// live), found by walking back from it until every row is resolved by
+    /// a version's image or by the last part that names it. Costs the parts
+    /// walked, which for rows changed in a range are the range's.
+    fn cells_at(&self, rows: &[u32], idx: usize) -> Vec<Option<&[u8]>> {
+        let row_bytes = self.column.row_bytes;
+        let mut cells: Vec<Option<&[u8]>> = vec![None; rows.len()];
+        // `(row, slot)` sorted: the slots a resolved row fills.
+        let mut slots: Vec<(u32, u32)> = rows.iter().enumerate().map(|(i, r)| (*r, i as u32)).collect();
+        slots.sort_unstable();
+        let mut pending: Vec<u32> = slots.iter().map(|s| s.0).collect();
+        pending.dedup();
+        let mut unresolved = RowSet::new();
+        pending.iter().for_each(|r| unresolved.insert(*r));
+        fn resolve<'a>(slots: &[(u32, u32)], cells: &mut [Option<&'a [u8]>], row: u32, cell: Option<&'a [u8]>) {
+            let first = slots.partition_point(|s| s.0 < row);
+            for s in slots[first..].iter().take_while(|s| s.0 == row) {
+                cells[s.1 as usize] = cell;
+            }
+        }
+        for v in self.state.versions.range(..=idx).rev() {
+            if pending.is_empty() {
+                break;
+            }
+            if let Some(image) = &v.image {
+                for &row in &pending {
+                    let live = row < image.nrows && image.live.contains(row);
+                    let cell =
+                        live.then(|| &image.data.bytes()[row as usize * row_bytes..(row as usize + 1) * row_bytes]);
+                    unresolved.remove(row);
+                    resolve(&slots, &mut cells, row, cell);
+                }
+                break;
+            }
+            for part in v.parts.iter().rev() {
+                let cell = |i: usize| match part {
+                    Part::Write { data, .. } => Some(&data.bytes()[i * row_bytes..(i + 1) * row_bytes]),
+                    Part::WriteArray { .. } | Part::Delete { .. } => None,
+                };
+                match part.rows() {
+                    Rows::Run { start, len } => {
+                        for &row in &pending {
+                            if row.wrapping_sub(*start) < *len && unresolved.contains(row) {
+                                unresolved.remove(row);
+                                resolve(&slots, &mut cells, row, cell((row - start) as usize));
+                            }
+                        }
+                    }
+                    Rows::List(list) => {
+                        // The last entry naming a row is its value.
+                        for (i, &row) in list.iter().enumerate().rev() {
+                            if unresolved.contains(row) {
+                                unresolved.remove(row);
+                                resolve(&slots, &mut cells, row, cell(i));
+                            }
+                        }
+                    }
+                }
+            }
+            pending.retain(|r| unresolved.contains(*r));
+        }
+        cells
+    }
+
+    /// The values of a few fixed-size `rows` as of `at`, without building
+    /// the column's image there (a copy of every row): the live ones packed
+    /// back to back in a small image, in the order given, and which were
+    /// live. A change read picking a handful of rows out of a large column
+    /// costs what it returns.
+    pub(crate) fn pick_at(&self, rows: &[u32], at: u64) -> Result<Picked, AllocFailed> {
+        if let Some(exact_from) = self.inside_merge(at) {
+            return Ok(Picked::Trimmed { oldest: exact_from });
+        }
+        let Some(idx) = self.newest_at(at) else {
+            return Ok(match (self.state.trimmed_through, self.state.versions.front()) {
+                (Some(_), Some(oldest)) => Picked::Trimmed { oldest: oldest.ordinal },
+                _ => Picked::Empty,
+            });
+        };
+        let cells = self.cells_at(rows, idx);
+        let live: Vec<bool> = cells.iter().map(Option::is_some).collect();
+        let count = cells.iter().flatten().count();
+        let len = cells.iter().flatten().map(|c| c.len()).sum();
+        let data = self.column.memory.upload_ranges(cells.iter().flatten().copied(), len)?;
+        let device = self.column.memory.device();
+        let image =
+            Image { data: Arc::new(data), arrays: None, live: RowSet::full(count as u32), nrows: count as u32, device };
+        Ok(Picked::Rows { image: Arc::new(image), ordinal: self.state.versions[idx].ordinal, live })
     }
 
     /// The newest retained change to one of `rows` that a change at

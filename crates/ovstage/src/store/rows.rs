@@ -38,6 +38,14 @@ impl Rows {
         }
     }
 
+    /// The last index at which `row` appears.
+    pub(crate) fn last_position(&self, row: u32) -> Option<usize> {
+        match self {
+            Rows::Run { start, len } => (row >= *start && row - start < *len).then(|| (row - start) as usize),
+            Rows::List(rows) => rows.iter().rposition(|r| *r == row),
+        }
+    }
+
     /// Heap bytes of the row list (none for a run).
     pub(crate) fn heap_bytes(&self) -> usize {
         match self {
@@ -102,6 +110,11 @@ impl RowSet {
         if let Some(w) = self.words.get_mut(row as usize / 64) {
             *w &= !(1 << (row % 64));
         }
+    }
+
+    /// How many rows the set holds.
+    pub(crate) fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     pub(crate) fn contains(&self, row: u32) -> bool {
