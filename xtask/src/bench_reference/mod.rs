@@ -232,6 +232,55 @@ fn now() -> String {
         .map_or_else(|| "unknown date".into(), |out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
+/// Runs `cases` in chunks of `chunk` for `rounds` rounds in the order of
+/// [`rounds::schedule`]; `run(lib, chunk)` runs one chunk on one library
+/// and returns its CSV report and, for cases missing from it, why. The
+/// cases in order with their samples.
+fn run_rounds(
+    cases: &[String],
+    chunk: usize,
+    rounds: usize,
+    mut run: impl FnMut(Lib, &[String]) -> Result<(String, String), String>,
+) -> Result<Cases, String> {
+    let chunks: Vec<&[String]> = cases.chunks(chunk.max(1)).collect();
+    let mut samples: HashMap<&str, (Samples, Samples)> = HashMap::new();
+    let started = Instant::now();
+    let plan = rounds::schedule(chunks.len(), rounds);
+    for (step, &(round, c, lib)) in plan.iter().enumerate() {
+        eprintln!(
+            "[{:>4}/{} {:>5.0}s] round {}/{rounds}, chunk {}/{} ({} cases) on {}",
+            step + 1,
+            plan.len(),
+            started.elapsed().as_secs_f64(),
+            round + 1,
+            c + 1,
+            chunks.len(),
+            chunks[c].len(),
+            match lib {
+                Lib::Reference => "the published library",
+                Lib::Ours => "ours",
+            }
+        );
+        let (csv, why) = run(lib, chunks[c])?;
+        let got: HashMap<String, Outcome> = gbench::parse_csv(&csv).into_iter().collect();
+        for case in chunks[c] {
+            let outcome = got.get(case).cloned().unwrap_or_else(|| Outcome::Error(format!("no result ({why})")));
+            let entry = samples.entry(case.as_str()).or_default();
+            match lib {
+                Lib::Reference => entry.1.add(outcome),
+                Lib::Ours => entry.0.add(outcome),
+            }
+        }
+    }
+    Ok(cases
+        .iter()
+        .map(|c| {
+            let (ours, reference) = samples.remove(c.as_str()).unwrap_or_default();
+            (c.clone(), ours, reference)
+        })
+        .collect())
+}
+
 /// Runs the binary as the options say; the cases in listing order with
 /// their samples on each library, and how many GPU cases were skipped.
 fn measure(o: &Options, dir: &Path) -> Result<(Cases, usize), String> {
@@ -257,54 +306,14 @@ fn measure(o: &Options, dir: &Path) -> Result<(Cases, usize), String> {
     if cases.is_empty() {
         return Err(format!("only GPU cases match ({} of them; --gpu runs them)", gpu.len()));
     }
-    let chunks: Vec<&[String]> = cases.chunks(o.chunk).collect();
-    let mut samples: HashMap<&str, (Samples, Samples)> = HashMap::new();
-    let started = Instant::now();
-    let plan = rounds::schedule(chunks.len(), o.rounds);
-    for (step, &(round, chunk, lib)) in plan.iter().enumerate() {
-        eprintln!(
-            "{}",
-            format_args!(
-                "[{:>4}/{} {:>5.0}s] round {}/{}, chunk {}/{} ({} cases) on {}",
-                step + 1,
-                plan.len(),
-                started.elapsed().as_secs_f64(),
-                round + 1,
-                o.rounds,
-                chunk + 1,
-                chunks.len(),
-                chunks[chunk].len(),
-                match lib {
-                    Lib::Reference => "the published library",
-                    Lib::Ours => "ours",
-                }
-            )
-        );
-        let mut args = vec![
-            format!("--benchmark_filter={}", gbench::exact_filter(chunks[chunk])),
-            "--benchmark_format=csv".into(),
-        ];
+    let rows = run_rounds(&cases, o.chunk, o.rounds, |lib, chunk| {
+        let mut args =
+            vec![format!("--benchmark_filter={}", gbench::exact_filter(chunk)), "--benchmark_format=csv".into()];
         if let Some(m) = &o.min_time {
             args.push(format!("--benchmark_min_time={m}s"));
         }
-        let (csv, why) = copies.run(lib, &args)?;
-        let got: HashMap<String, Outcome> = gbench::parse_csv(&csv).into_iter().collect();
-        for case in chunks[chunk] {
-            let outcome = got.get(case).cloned().unwrap_or_else(|| Outcome::Error(format!("no result ({why})")));
-            let entry = samples.entry(case.as_str()).or_default();
-            match lib {
-                Lib::Reference => entry.1.add(outcome),
-                Lib::Ours => entry.0.add(outcome),
-            }
-        }
-    }
-    let rows = cases
-        .iter()
-        .map(|c| {
-            let (ours, reference) = samples.remove(c.as_str()).unwrap_or_default();
-            (c.clone(), ours, reference)
-        })
-        .collect();
+        copies.run(lib, &args)
+    })?;
     Ok((rows, gpu.len()))
 }
 
@@ -404,6 +413,38 @@ mod tests {
         let csv = parse_args(&args("--from-csv a.csv b.csv --no-write"), false).unwrap();
         assert_eq!(csv.from_csv, Some((PathBuf::from("a.csv"), PathBuf::from("b.csv"))));
         assert!(!csv.write);
+    }
+
+    #[test]
+    fn rounds_alternate_and_take_each_cases_median() {
+        let cases: Vec<String> = ["BM_A/1", "BM_A/2", "BM_B/1"].iter().map(|c| c.to_string()).collect();
+        let mut calls = Vec::new();
+        let got = run_rounds(&cases, 2, 3, |lib, chunk| {
+            calls.push((lib, chunk.len()));
+            let round = calls.iter().filter(|c| c.0 == lib && c.1 == chunk.len()).count() as f64;
+            let mut csv = String::from("name,iterations,real_time,cpu_time,time_unit\n");
+            for case in chunk {
+                // Ours never reports BM_B/1 (as if the binary died there).
+                if lib == Lib::Ours && case == "BM_B/1" {
+                    continue;
+                }
+                let base = if lib == Lib::Ours { 100.0 } else { 400.0 };
+                csv += &format!("\"{case}\",1,{},1,ns\n", base * round);
+            }
+            Ok((csv, "exit 134".into()))
+        })
+        .unwrap();
+        // 2 chunks x 3 rounds x 2 libraries, the first of each pair alternating.
+        assert_eq!(calls.len(), 12);
+        let firsts: Vec<Lib> = calls.iter().step_by(2).map(|c| c.0).collect();
+        assert_eq!(firsts, vec![Lib::Reference, Lib::Ours, Lib::Ours, Lib::Reference, Lib::Reference, Lib::Ours]);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].0, "BM_A/1");
+        // Rounds 1, 2, 3 gave 100, 200, 300 ns on ours: the median is 200.
+        assert_eq!(got[0].1.result().unwrap().median, 200.0);
+        assert_eq!(got[0].2.result().unwrap().median, 800.0);
+        assert_eq!(got[2].1.result(), Err("no result (exit 134)".into()));
+        assert!(got[2].2.result().is_ok());
     }
 
     #[test]
