@@ -19,6 +19,7 @@ use std::time::Instant;
 
 mod asan;
 mod bench;
+mod bench_reference;
 mod cexamples;
 mod codegen;
 mod conformance;
@@ -27,7 +28,6 @@ mod dist;
 mod fuzz;
 mod python;
 mod snippets;
-mod suite;
 mod valgrind;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -41,9 +41,14 @@ commands:
           build a debug dist and compile the minimal example through pkg-config and CMake
   bench   run the benchmark workloads (release) on our library; --against DIR also on
           DIR/libovstage-dynamic.so side by side; --report FILE writes Markdown
-  bench-suite --against DIR [--filter REGEX] [--min-time SECONDS] [--report FILE]
+  bench-reference DIR [--filter REGEX] [--min-time SECONDS] [--rounds N] [--chunk N] [--gpu]
+                  [--no-write] [--report FILE]
           the published package's own benchmark binary (DIR/benchmark.ovstage) on its library
-          and on ours, every case side by side
+          and on ours, alternating chunk by chunk for N rounds (default 3; the median of each
+          case), GPU cases skipped unless --gpu; writes its section of BENCHMARKS.md and
+          docs/bench-reference.svg unless --no-write (--from-csv PUBLISHED.csv OURS.csv: no run)
+  bench-suite --against DIR [...]
+          the same, under its earlier name, writing nothing but --report
   bench-py
           the Python benchmark (release build; OVSTAGE_REF_PATH adds the published package)
   conformance [--against DIR [--bless]] [--filter TEXT]
@@ -156,7 +161,8 @@ fn main() -> ExitCode {
         Some("test-py") => python::test(),
         Some("dist") => dist::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
-        Some("bench-suite") => suite::run(&args[1..]),
+        Some("bench-reference") => bench_reference::run(&args[1..], false),
+        Some("bench-suite") => bench_reference::run(&args[1..], true),
         Some("check-snippets") => check_snippets(),
         Some("conformance") => conformance::run(&args[1..]),
         Some("dist-test") => dist::test(),

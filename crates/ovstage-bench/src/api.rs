@@ -223,6 +223,12 @@ pub(crate) struct ReadStats {
 pub(crate) const LATEST: ovstage_ordinal_range_t =
     ovstage_ordinal_range_t { start_ordinal: 0, end_ordinal: u64::MAX, has_start_ordinal: CBool::FALSE };
 
+/// A snapshot read at `ordinal`: how the reference's suite reads the latest
+/// values (the last sealed ordinal, given explicitly).
+pub(crate) fn snapshot(ordinal: u64) -> ovstage_ordinal_range_t {
+    ovstage_ordinal_range_t { start_ordinal: 0, end_ordinal: ordinal, has_start_ordinal: CBool::FALSE }
+}
+
 /// An instance of a loaded library.
 pub(crate) struct Stage<'l> {
     lib: &'l Library,

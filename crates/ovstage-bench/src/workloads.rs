@@ -5,7 +5,11 @@
 //! ordinal 1 and sealed; every iteration that writes uses the next ordinal;
 //! "+ wait" means `wait_op(INFINITE)` then `release_op`; reads fetch every
 //! group with `fetch_read_next(INFINITE)`, release each group, then the
-//! read handle (waited). The timed part is one iteration as described.
+//! read handle (waited). A "latest" read is a snapshot read at the last
+//! sealed ordinal, given explicitly, as the reference's suite reads (not the
+//! `end_ordinal = u64::MAX` form), except in the `_PersistentThreads` cases,
+//! whose readers race the floor and use `u64::MAX`. The timed part is one
+//! iteration as described.
 //!
 //! - `ImmediateWriteWait`: N = 1000; write all N values + wait.
 //! - `ImmediateReadFetch`: N = 1000; read the latest values, fetch, release.
@@ -22,10 +26,13 @@
 //!   each iteration writes all C (one `write_attribute` each, N values, the
 //!   same ordinal) then waits for all.
 //! - `IsaacLab_WriteXformMat4x4_Cpu/P`: P prims with a 16-lane `f64`
-//!   attribute (a 4x4 matrix, 128 bytes per prim); write all P + wait.
+//!   attribute (a 4x4 matrix, 128 bytes per prim); write all P + wait, then
+//!   advance the floor to the write's ordinal + wait (the reference's case
+//!   seals every step too).
 //! - `IsaacLab_MapXformMat4x4_Cpu/P`: the same attribute through a map
 //!   session: `map_attribute` (16-lane f64), fetch the group, copy the P
-//!   matrices into it, `unmap_attribute` + wait.
+//!   matrices into it, `unmap_attribute` + wait, then advance the floor +
+//!   wait.
 //! - `MapUnmap_FixedSize/N`: a map session of the f32 attribute (existing
 //!   schema): map, fetch, fill, unmap + wait.
 //! - `MapUnmap_Array/N`: an `f32` array attribute of 512 elements per prim;
@@ -36,20 +43,42 @@
 //! - `SameOrdinalDisjointWrites_{Strict,Nondecreasing,FloorOnly}/W`: the
 //!   process's admission policy set to the named one; W prims, each with its
 //!   own one-prim query. One iteration is a frame: W writes of one value
-//!   each at the frame's ordinal, an advance of the write floor to it, then
-//!   a wait for all. 5 frames run in setup.
+//!   each at the frame's ordinal, each waited before the next is enqueued
+//!   (as the reference's case does), then an advance of the write floor to
+//!   it + wait. 5 frames run in setup.
 //! - `WriteSealRead_SteadyState/P`: one iteration is a step: write P values +
 //!   wait, advance the floor to the step's ordinal + wait, read the latest
 //!   values. Reports the resident memory before and after the measurement.
 //!   (The reference rejects a read overlapping an outstanding write, so the
 //!   step waits before reading.)
-//! - `ConcurrentLatestRead/T`: N = 10000; T threads each do one latest read
-//!   of all N per iteration.
-//! - `MixedReadWrite/T`: N = 10000; per iteration the main thread writes the
-//!   even prims (5000) and advances the floor while T threads each read the
-//!   odd prims' (5000) latest values; the iteration ends when all are done.
+//! - `ConcurrentLatestRead/T`: N = 10000; each iteration starts T threads,
+//!   each does one latest read of all N (read, fetch, release), and joins
+//!   them. As in the reference's suite (whose cases start their threads in
+//!   every iteration: its counters say `thread_count=T`, `rows_per_iter=T*N`,
+//!   and a trace of the library's entry points shows T new threads per
+//!   iteration), the time includes starting and joining the threads, which
+//!   at T = 1 is most of it.
+//! - `MixedReadWrite/T`: N = 10000; each iteration starts T reader threads,
+//!   each reading the odd prims' (5000) latest values, and one writer thread
+//!   that writes the even prims (5000) at the next ordinal + wait, and joins
+//!   them. As in the reference's suite, the iteration does not advance the
+//!   floor and the readers read the last sealed ordinal. Its fixture is
+//!   rebuilt for each of Google Benchmark's runs, so unsealed writes pile up
+//!   only over one run (tens to a few hundred iterations, fewer for a slower
+//!   library); here the floor is advanced, untimed, every 16 iterations, so
+//!   every iteration sees at most 16 unsealed writes on either library.
 //!   (Readers of the prims being written would see an unsealed change and
 //!   fail with WRITE_FLOOR_VIOLATION, by contract.)
+//! - `ConcurrentLatestRead_PersistentThreads/T`: as `ConcurrentLatestRead/T`
+//!   but the T reader threads are started once, in setup, and released for
+//!   each iteration by a barrier: the reads alone, without thread start-up.
+//!   No reference case measures this.
+//! - `MixedReadWrite_PersistentThreads_Sealed/T`: the same prims as
+//!   `MixedReadWrite/T`, with T reader threads started once (released by a
+//!   barrier) while the calling thread writes the even prims, advances the
+//!   floor to the write's ordinal and waits for both: concurrent reads
+//!   against a write that is sealed in every iteration. No reference case
+//!   measures this.
 //!
 //! Ours only (the reference runs one serialized lane, so these would not
 //! compare like with like):
@@ -70,7 +99,9 @@ use std::time::{Duration, Instant};
 
 use ovstage_abi::dlpack::{DLDataType, DLTensor};
 
-use crate::api::{HostTensor, LATEST, Library, Result, Selection, Stage, every, expect_rows, prim_paths, write_data};
+use crate::api::{
+    HostTensor, LATEST, Library, Result, Selection, Stage, every, expect_rows, prim_paths, snapshot, write_data,
+};
 
 /// A workload set up on one library, ready to run iterations.
 pub(crate) trait Bench {
@@ -198,11 +229,21 @@ pub(crate) fn cases(scale: Scale) -> Vec<Case> {
     }
     for t in pick(&[1, 2, 4, 8], &[2]) {
         out.push(case(format!("ConcurrentLatestRead/{t}"), Runs::Both, move |l| {
-            Ok(Box::new(Concurrent::new(l, big, t, Writer::No)?))
+            Ok(Box::new(Spawned::new(l, big, t, Writer::No)?))
         }));
     }
     for t in pick(&[1, 2, 4, 8], &[2]) {
         out.push(case(format!("MixedReadWrite/{t}"), Runs::Both, move |l| {
+            Ok(Box::new(Spawned::new(l, big, t, Writer::EvenPrims)?))
+        }));
+    }
+    for t in pick(&[1, 2, 4, 8], &[2]) {
+        out.push(case(format!("ConcurrentLatestRead_PersistentThreads/{t}"), Runs::Both, move |l| {
+            Ok(Box::new(Concurrent::new(l, big, t, Writer::No)?))
+        }));
+    }
+    for t in pick(&[1, 2, 4, 8], &[2]) {
+        out.push(case(format!("MixedReadWrite_PersistentThreads_Sealed/{t}"), Runs::Both, move |l| {
             Ok(Box::new(Concurrent::new(l, big, t, Writer::EvenPrims)?))
         }));
     }
@@ -304,7 +345,7 @@ impl Bench for LatestRead {
     fn run(&mut self, n: u64) -> Result<Duration> {
         let start = Instant::now();
         for _ in 0..n {
-            let got = self.s.stage.read(self.s.query, &[self.s.token], LATEST)?;
+            let got = self.s.stage.read(self.s.query, &[self.s.token], snapshot(self.s.ordinal))?;
             expect_rows("latest read", got, self.s.n as u64)?;
         }
         Ok(start.elapsed())
@@ -340,7 +381,8 @@ impl Bench for QueryFetch {
                 return Err(format!("query matched {count} prims, expected {}", self.s.n));
             }
             if self.read == ThenRead::Yes {
-                expect_rows("read through the query", st.read(q, &[self.s.token], LATEST)?, self.s.n as u64)?;
+                let got = st.read(q, &[self.s.token], snapshot(self.s.ordinal))?;
+                expect_rows("read through the query", got, self.s.n as u64)?;
             }
             st.wait(op)?;
             st.release_query(q)?;
@@ -448,6 +490,7 @@ impl Bench for Xform {
                     })?;
                 }
             }
+            self.stage.seal(self.ordinal)?;
         }
         Ok(start.elapsed())
     }
@@ -596,18 +639,14 @@ impl Bench for DisjointFrames {
     fn run(&mut self, n: u64) -> Result<Duration> {
         let dl = [self.tensor.dl()];
         let data = write_data(&dl, false, &Selection::All);
-        let mut ops = Vec::with_capacity(self.queries.len() + 1);
         let start = Instant::now();
         for _ in 0..n {
             self.frame += 1;
-            ops.clear();
             for q in &self.queries {
-                ops.push(self.stage.write(*q, self.token, self.frame, data)?);
+                let op = self.stage.write(*q, self.token, self.frame, data)?;
+                self.stage.wait(op)?;
             }
-            ops.push(self.stage.advance(self.frame)?);
-            for op in &ops {
-                self.stage.wait(*op)?;
-            }
+            self.stage.seal(self.frame)?;
         }
         Ok(start.elapsed())
     }
@@ -659,7 +698,7 @@ impl Bench for SteadyState {
             let write = self.s.stage.write(self.s.query, self.s.token, ordinal, data)?;
             self.s.stage.wait(write)?;
             self.s.stage.seal(ordinal)?;
-            let got = self.s.stage.read(self.s.query, &[self.s.token], LATEST)?;
+            let got = self.s.stage.read(self.s.query, &[self.s.token], snapshot(ordinal))?;
             expect_rows("steady-state read", got, self.s.n as u64)?;
         }
         self.steps += n;
@@ -683,8 +722,119 @@ enum Writer {
     EvenPrims,
 }
 
-/// Readers on their own threads, each reading once per iteration, and
-/// optionally a writer on the calling thread.
+/// Which prims the readers read and the writer writes.
+struct Split {
+    /// All prims, or the odd ones when there is a writer.
+    read_query: u64,
+    read_rows: u64,
+    /// The even prims (unused without a writer).
+    write_query: u64,
+    write_rows: usize,
+}
+
+impl Split {
+    fn new(s: &Scalars, writer: Writer) -> Result<Split> {
+        let n = s.n;
+        Ok(match writer {
+            Writer::No => Split { read_query: s.query, read_rows: n as u64, write_query: s.query, write_rows: n },
+            Writer::EvenPrims => {
+                let even: Vec<String> = prim_paths(0..n).into_iter().step_by(2).collect();
+                let odd: Vec<String> = prim_paths(0..n).into_iter().skip(1).step_by(2).collect();
+                Split {
+                    read_rows: odd.len() as u64,
+                    write_rows: even.len(),
+                    read_query: s.stage.query_paths(&odd)?,
+                    write_query: s.stage.query_paths(&even)?,
+                }
+            }
+        })
+    }
+}
+
+/// How many writes of [`Spawned`]'s writer stay unsealed at most: the
+/// floor is advanced, untimed, every this many iterations.
+const UNSEALED_WINDOW: u64 = 16;
+
+/// Threads started anew in every iteration, as the reference's suite does:
+/// `readers` reader threads, each reading once, and with
+/// [`Writer::EvenPrims`] one writer thread writing the even prims at the
+/// next ordinal (waited, not sealed: the floor is advanced, untimed, every
+/// [`UNSEALED_WINDOW`] iterations).
+struct Spawned {
+    s: Scalars,
+    split: Split,
+    readers: usize,
+    writer: Writer,
+    tensor: HostTensor,
+    /// The last ordinal written.
+    ordinal: u64,
+    /// The last ordinal sealed, which the readers read.
+    sealed: u64,
+}
+
+impl Spawned {
+    fn new(lib: &'static Library, n: usize, readers: usize, writer: Writer) -> Result<Spawned> {
+        let s = Scalars::new(lib, n)?;
+        let split = Split::new(&s, writer)?;
+        let values: Vec<f32> = (0..split.write_rows).map(|i| i as f32).collect();
+        let tensor = HostTensor::f32_rows(&values, 1);
+        Ok(Spawned { s, split, readers, writer, tensor, ordinal: 1, sealed: 1 })
+    }
+}
+
+impl Bench for Spawned {
+    fn run(&mut self, n: u64) -> Result<Duration> {
+        let mut timed = Duration::ZERO;
+        let mut start = Instant::now();
+        for _ in 0..n {
+            self.ordinal += 1;
+            let (s, split, tensor, ordinal) = (&self.s, &self.split, &mut self.tensor, self.ordinal);
+            let read_at = snapshot(self.sealed);
+            let writes = self.writer == Writer::EvenPrims;
+            let readers = self.readers;
+            std::thread::scope(|scope| -> Result<()> {
+                let reading: Vec<_> = (0..readers)
+                    .map(|_| {
+                        scope.spawn(move || {
+                            let got = s.stage.read(split.read_query, &[s.token], read_at)?;
+                            expect_rows("concurrent read", got, split.read_rows)
+                        })
+                    })
+                    .collect();
+                let writing = writes.then(|| {
+                    scope.spawn(move || {
+                        let dl = [tensor.dl()];
+                        let op = s.stage.write(
+                            split.write_query,
+                            s.token,
+                            ordinal,
+                            write_data(&dl, false, &Selection::All),
+                        )?;
+                        s.stage.wait(op)
+                    })
+                });
+                let mut outcome = Ok(());
+                for thread in reading.into_iter().chain(writing) {
+                    let got = thread.join().unwrap_or_else(|_| Err("a benchmark thread panicked".into()));
+                    if outcome.is_ok() {
+                        outcome = got;
+                    }
+                }
+                outcome
+            })?;
+            if self.ordinal - self.sealed >= UNSEALED_WINDOW {
+                timed += start.elapsed();
+                self.s.stage.seal(self.ordinal)?;
+                self.sealed = self.ordinal;
+                start = Instant::now();
+            }
+        }
+        Ok(timed + start.elapsed())
+    }
+}
+
+/// Readers on their own threads, started once and each reading once per
+/// iteration, and optionally a writer on the calling thread.
 struct Concurrent {
     shared: Arc<ConcurrentState>,
     threads: Vec<JoinHandle<()>>,
@@ -709,15 +859,7 @@ struct ConcurrentState {
 impl Concurrent {
     fn new(lib: &'static Library, n: usize, readers: usize, writer: Writer) -> Result<Concurrent> {
         let s = Scalars::new(lib, n)?;
-        let (read_query, read_rows, write_query, write_rows) = match writer {
-            Writer::No => (s.query, n as u64, s.query, n),
-            Writer::EvenPrims => {
-                let even: Vec<String> = prim_paths(0..n).into_iter().step_by(2).collect();
-                let odd: Vec<String> = prim_paths(0..n).into_iter().skip(1).step_by(2).collect();
-                let (odd_rows, even_rows) = (odd.len() as u64, even.len());
-                (s.stage.query_paths(&odd)?, odd_rows, s.stage.query_paths(&even)?, even_rows)
-            }
-        };
+        let Split { read_query, read_rows, write_query, write_rows } = Split::new(&s, writer)?;
         let shared = Arc::new(ConcurrentState {
             s,
             read_query,
