@@ -253,6 +253,24 @@ impl StageInner {
         if map.is_empty() {
             return Ok(());
         }
+        if map.len() <= guard.nrows() as usize / FEW_ROWS_DIVISOR && guard.cheap_to_pick(at) {
+            // A few rows of a large column whose image at `at` is not built
+            // yet: copy them rather than build (copy) the whole image.
+            let picks: Picks = (0..map.len()).filter_map(|i| map.get(i).map(|r| (i as u32, r))).collect();
+            let rows: Vec<u32> = picks.iter().map(|p| p.1).collect();
+            let (image, ordinal, live) = match guard.pick_at(&rows, at).map_err(|e| ctx.out_of_memory(&e))? {
+                Picked::Rows { image, ordinal, live } => (image, ordinal, live),
+                Picked::Trimmed { oldest } => return Err(ctx.trimmed(at, oldest)),
+                Picked::Empty => return Ok(()),
+            };
+            let generation = guard.layout_generation();
+            drop(guard);
+            let picks: Picks = picks.into_iter().zip(live).filter(|(_, live)| *live).map(|(p, _)| p).collect();
+            if !picks.is_empty() {
+                out.push(self.value_group(ctx, &image, ordinal, generation, Selected::Packed(picks)));
+            }
+            return Ok(());
+        }
         let (image, ordinal) = match guard.snapshot(at) {
             Snapshot::Empty => return Ok(()),
             Snapshot::Trimmed { oldest } => return Err(ctx.trimmed(at, oldest)),
@@ -303,8 +321,8 @@ impl StageInner {
             return Ok(());
         }
         let (mut live, mut dead): (Picks, Picks) = (Vec::new(), Vec::new());
-        let few = picks.len() <= guard.nrows() as usize / FEW_CHANGED_DIVISOR;
-        let (image, ordinal, selected) = if few && ctx.column.storage.kind == ValueKind::Fixed {
+        let few = picks.len() <= guard.nrows() as usize / FEW_ROWS_DIVISOR;
+        let (image, ordinal, selected) = if few {
             // A few rows of a large column: copy them rather than build
             // (copy) the column's whole image at `end`.
             let rows: Vec<u32> = picks.iter().map(|p| p.1).collect();
@@ -400,9 +418,12 @@ impl StageInner {
                 };
                 (prim_group(ctx.q, &picks), layout)
             }
-            (Selected::Packed(picks), _) => {
+            (Selected::Packed(picks), None) => {
                 let rows = picks.len() as u64;
                 (prim_group(ctx.q, &picks), Layout::Fixed { byte_offset: 0, rows, row_bytes, index_map: None })
+            }
+            (Selected::Packed(picks), Some(arrays)) => {
+                (prim_group(ctx.q, &picks), Layout::Array { rows: arrays.refs[..picks.len()].into() })
             }
             (Selected::Picks(picks), Some(arrays)) => {
                 let rows = picks.iter().map(|p| arrays.refs[p.1 as usize]).collect();
@@ -551,10 +572,11 @@ impl Selected {
     }
 }
 
-/// A change read copies the changed rows it picks instead of building the
-/// column's image (a copy of every row) when they are at most one row of
-/// the column in this many.
-const FEW_CHANGED_DIVISOR: usize = 8;
+/// A read copies the rows it picks instead of building the column's image
+/// (a copy of every row) when they are at most one row of the column in
+/// this many (a snapshot read also needs
+/// [`cheap_to_pick`](crate::store::column::ColumnGuard::cheap_to_pick)).
+const FEW_ROWS_DIVISOR: usize = 8;
 
 fn prim_group(q: &QueryState, picks: &Picks) -> PrimGroup {
     let count = picks.len() as u32;

@@ -1,18 +1,20 @@
 //! Model-based test of change-range reads over a column much larger than
 //! the change: random steps of a few writes and deletes (several at one
 //! ordinal, then sealed), change reads over random ranges and snapshot reads
-//! (which build images the change reads may then use), through a query in
-//! row order and one in reverse, against a sequential model.
+//! (which build images the change reads may then use), of a scalar and of
+//! an array attribute, through a query in
+//! row order, one in reverse and one of a few scattered prims, against a
+//! sequential model.
 //!
-//! A change read that picks a few rows copies just those rows (at most one
-//! row in eight of the column); one that picks many builds the column's
-//! image at its end. Short and long ranges here exercise both, and must
-//! agree with the model either way.
+//! A read that picks a few rows (at most one row in eight of the column)
+//! copies just those rows; one that picks many builds the column's image at
+//! its end. Short and long ranges and the small query exercise both, and
+//! must agree with the model either way.
 
 mod common;
 
 use common::*;
-use ovstage::{OrdinalRange, QueryHandle, Stage, StageConfig};
+use ovstage::{OrdinalRange, QueryHandle, Stage, StageConfig, Tensor, WriteData};
 use proptest::prelude::*;
 
 const PRIMS: usize = 64;
@@ -28,11 +30,25 @@ enum Change {
 enum Step {
     /// Changes at the next ordinal, then a seal of it.
     Changes(Vec<Change>),
-    /// Changes in `[end - back - len, end - back]` (clamped), in row order or
-    /// reversed.
-    ChangeRead { back: u64, len: u64, reversed: bool },
+    /// Changes in `[end - back - len, end - back]` (clamped).
+    ChangeRead { back: u64, len: u64, query: Which },
     /// A snapshot `back` ordinals below the newest.
-    SnapshotRead { back: u64, reversed: bool },
+    SnapshotRead { back: u64, query: Which },
+}
+
+/// The query a read goes through.
+#[derive(Copy, Clone, Debug)]
+enum Which {
+    Forward,
+    Reverse,
+    Few,
+}
+
+/// The prims of the small query, scattered and out of order.
+const FEW: [usize; 5] = [40, 3, 63, 17, 5];
+
+fn which() -> impl Strategy<Value = Which> {
+    prop_oneof![Just(Which::Forward), Just(Which::Reverse), Just(Which::Few)]
 }
 
 fn some_prims() -> impl Strategy<Value = Vec<usize>> {
@@ -49,20 +65,54 @@ fn step() -> impl Strategy<Value = Step> {
     ];
     prop_oneof![
         4 => prop::collection::vec(change, 1..4).prop_map(Step::Changes),
-        3 => (0u64..4, 0u64..10, any::<bool>()).prop_map(|(back, len, reversed)| Step::ChangeRead { back, len, reversed }),
-        1 => (0u64..4, any::<bool>()).prop_map(|(back, reversed)| Step::SnapshotRead { back, reversed }),
+        3 => (0u64..4, 0u64..10, which()).prop_map(|(back, len, query)| Step::ChangeRead { back, len, query }),
+        2 => (0u64..4, which()).prop_map(|(back, query)| Step::SnapshotRead { back, query }),
     ]
+}
+
+/// The attribute's kind.
+#[derive(Copy, Clone, Debug)]
+enum Kind {
+    Scalar,
+    /// An array whose length (0 to 2) depends on the prim and the value.
+    Array,
+}
+
+impl Kind {
+    fn value(self, p: usize, value: i16) -> Vec<f32> {
+        let v = f32::from(value);
+        match self {
+            Kind::Scalar => vec![v],
+            Kind::Array => vec![v; (p + value.unsigned_abs() as usize) % 3],
+        }
+    }
+
+    fn payload(self, prims: &[usize], value: i16) -> WriteData {
+        match self {
+            Kind::Scalar => scalars(&vec![f32::from(value); prims.len()]),
+            Kind::Array => WriteData::array_rows(
+                prims
+                    .iter()
+                    .map(|p| {
+                        let v = self.value(*p, value);
+                        let n = v.len() as u64;
+                        Tensor::from_vec(v, &[n]).unwrap()
+                    })
+                    .collect(),
+            ),
+        }
+    }
 }
 
 /// Every change of every prim: `(ordinal, value or deleted)`, in order.
 #[derive(Default)]
 struct Model {
-    history: Vec<Vec<(u64, Option<f32>)>>,
+    history: Vec<Vec<(u64, Option<Vec<f32>>)>>,
 }
 
 impl Model {
-    fn at(&self, p: usize, ordinal: u64) -> Option<f32> {
-        self.history[p].iter().rev().find(|c| c.0 <= ordinal).and_then(|c| c.1)
+    fn at(&self, p: usize, ordinal: u64) -> Option<Vec<f32>> {
+        self.history[p].iter().rev().find(|c| c.0 <= ordinal).and_then(|c| c.1.clone())
     }
 
     fn changed(&self, p: usize, start: u64, end: u64) -> bool {
@@ -80,7 +130,7 @@ impl Model {
                 continue;
             }
             match self.at(*p, end) {
-                Some(v) => values.push((i as u32, vec![v])),
+                Some(v) => values.push((i as u32, v)),
                 None if range.is_some() => tombstones.push(i as u32),
                 None => {}
             }
@@ -89,7 +139,7 @@ impl Model {
     }
 }
 
-fn run(steps: &[Step]) -> Result<(), TestCaseError> {
+fn run(steps: &[Step], kind: Kind) -> Result<(), TestCaseError> {
     let stage = Stage::with_config("changes", StageConfig::default().with_lanes(2).with_history_depth(10_000));
     let paths = prim_paths(PRIMS);
     let forward: Vec<usize> = (0..PRIMS).collect();
@@ -98,7 +148,13 @@ fn run(steps: &[Step]) -> Result<(), TestCaseError> {
         let names: Vec<&str> = order.iter().map(|p| paths[*p].as_str()).collect();
         query(&stage, &names)
     };
-    let (qf, qr) = (query_of(&forward), query_of(&reverse));
+    let few = FEW.to_vec();
+    let queries = [(query_of(&forward), &forward), (query_of(&reverse), &reverse), (query_of(&few), &few)];
+    let pick = |which: Which| match which {
+        Which::Forward => queries[0],
+        Which::Reverse => queries[1],
+        Which::Few => queries[2],
+    };
     let mut m = Model { history: vec![Vec::new(); PRIMS] };
     let mut newest = 0u64;
     for step in steps {
@@ -112,12 +168,9 @@ fn run(steps: &[Step]) -> Result<(), TestCaseError> {
                             prims.sort_unstable();
                             prims.dedup();
                             let names: Vec<&str> = prims.iter().map(|p| paths[*p].as_str()).collect();
-                            let v = f32::from(*value);
-                            wait(
-                                &stage,
-                                write(&stage, query(&stage, &names), ATTR, newest, scalars(&vec![v; prims.len()])),
-                            );
-                            prims.iter().for_each(|p| m.history[*p].push((newest, Some(v))));
+                            let data = kind.payload(&prims, *value);
+                            wait(&stage, write(&stage, query(&stage, &names), ATTR, newest, data));
+                            prims.iter().for_each(|p| m.history[*p].push((newest, Some(kind.value(*p, *value)))));
                         }
                         Change::Delete { prims } => {
                             // Only cells that hold a value are deleted.
@@ -137,20 +190,20 @@ fn run(steps: &[Step]) -> Result<(), TestCaseError> {
                 }
                 wait(&stage, seal(&stage, newest));
             }
-            Step::ChangeRead { back, len, reversed } => {
+            Step::ChangeRead { back, len, query } => {
                 let end = newest.saturating_sub(*back).max(1);
                 let start = end.saturating_sub(*len).max(1);
-                let (q, order) = if *reversed { (qr, &reverse) } else { (qf, &forward) };
+                let (q, order) = pick(*query);
                 let got = read_f32(&stage, q, ATTR, OrdinalRange::changes(start, end).unwrap());
                 let expect = m.read(order, Some((start, end)), end);
-                prop_assert_eq!(got.ok(), Some(expect), "changes in [{}, {}] (reversed: {})", start, end, reversed);
+                prop_assert_eq!(got.ok(), Some(expect), "changes in [{}, {}] through {:?}", start, end, query);
             }
-            Step::SnapshotRead { back, reversed } => {
+            Step::SnapshotRead { back, query } => {
                 let end = newest.saturating_sub(*back);
-                let (q, order) = if *reversed { (qr, &reverse) } else { (qf, &forward) };
+                let (q, order) = pick(*query);
                 let got = read_f32(&stage, q, ATTR, OrdinalRange::snapshot(end));
                 let expect = m.read(order, None, end);
-                prop_assert_eq!(got.ok(), Some(expect), "snapshot at {} (reversed: {})", end, reversed);
+                prop_assert_eq!(got.ok(), Some(expect), "snapshot at {} through {:?}", end, query);
             }
         }
     }
@@ -161,8 +214,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn change_reads_match_model(steps in prop::collection::vec(step(), 1..40)) {
-        run(&steps)?;
+    fn scalar_reads_match_model(steps in prop::collection::vec(step(), 1..40)) {
+        run(&steps, Kind::Scalar)?;
+    }
+
+    #[test]
+    fn array_reads_match_model(steps in prop::collection::vec(step(), 1..40)) {
+        run(&steps, Kind::Array)?;
     }
 }
 

@@ -21,10 +21,10 @@ use ovstage_types::{AdmissionPolicy, PrimPath, Semantic};
 use smallvec::SmallVec;
 
 use super::backend::{AllocFailed, Buffer, ColumnMemory, StorageBackend};
-use super::image::{Image, compact, recycle, recycle_part};
+use super::image::{ArrayIndex, ArrayRef, Image, compact, recycle, recycle_part};
 use super::liveness::Liveness;
 use super::rows::{RowSet, Rows};
-use crate::schema::{Schema, Storage};
+use crate::schema::{Schema, Storage, ValueKind};
 use ovstage_types::sync::lock;
 
 /// Row index of a prim without a row.
@@ -230,6 +230,10 @@ pub(crate) struct MergeBound {
     pub(crate) floor: u64,
     pub(crate) below: u64,
 }
+
+/// How many versions without an image a snapshot read of a few rows walks
+/// back through before it builds the image instead.
+const MAX_PICK_WALK: usize = 32;
 
 /// What [`ColumnGuard::pick_at`] found.
 pub(crate) enum Picked {
@@ -505,8 +509,10 @@ impl ColumnGuard<'_> {
             if let Some(image) = &v.image {
                 for &row in &pending {
                     let live = row < image.nrows && image.live.contains(row);
-                    let cell =
-                        live.then(|| &image.data.bytes()[row as usize * row_bytes..(row as usize + 1) * row_bytes]);
+                    let cell = live.then(|| match &image.arrays {
+                        Some(arrays) => arrays.bytes(arrays.refs[row as usize]),
+                        None => &image.data.bytes()[row as usize * row_bytes..(row as usize + 1) * row_bytes],
+                    });
                     unresolved.remove(row);
                     resolve(&slots, &mut cells, row, cell);
                 }
@@ -515,7 +521,10 @@ impl ColumnGuard<'_> {
             for part in v.parts.iter().rev() {
                 let cell = |i: usize| match part {
                     Part::Write { data, .. } => Some(&data.bytes()[i * row_bytes..(i + 1) * row_bytes]),
-                    Part::WriteArray { .. } | Part::Delete { .. } => None,
+                    Part::WriteArray { data, offsets, .. } => {
+                        Some(&data.bytes()[offsets[i] as usize..offsets[i + 1] as usize])
+                    }
+                    Part::Delete { .. } => None,
                 };
                 match part.rows() {
                     Rows::Run { start, len } => {
@@ -542,10 +551,20 @@ impl ColumnGuard<'_> {
         cells
     }
 
-    /// The values of a few fixed-size `rows` as of `at`, without building
-    /// the column's image there (a copy of every row): the live ones packed
-    /// back to back in a small image, in the order given, and which were
-    /// live. A change read picking a handful of rows out of a large column
+    /// Whether picking a few rows as of `at` ([`Self::pick_at`]) is cheaper
+    /// than the image there: the image is not built yet, and at most
+    /// [`MAX_PICK_WALK`] versions lie between it and the newest older image
+    /// (beyond that, building the image once serves every later read).
+    pub(crate) fn cheap_to_pick(&self, at: u64) -> bool {
+        let Some(idx) = self.newest_at(at) else { return true };
+        let walk = self.state.versions.range(..=idx).rev().take_while(|v| v.image.is_none()).count();
+        walk > 0 && walk <= MAX_PICK_WALK
+    }
+
+    /// The values of a few `rows` as of `at`, without building the column's
+    /// image there (a copy of every row): the live ones packed back to back
+    /// in a small image (with its own array index for array columns), in
+    /// the order given, and which were live. A change read picking a handful of rows out of a large column
     /// costs what it returns.
     pub(crate) fn pick_at(&self, rows: &[u32], at: u64) -> Result<Picked, AllocFailed> {
         if let Some(exact_from) = self.inside_merge(at) {
@@ -561,10 +580,23 @@ impl ColumnGuard<'_> {
         let live: Vec<bool> = cells.iter().map(Option::is_some).collect();
         let count = cells.iter().flatten().count();
         let len = cells.iter().flatten().map(|c| c.len()).sum();
-        let data = self.column.memory.upload_ranges(cells.iter().flatten().copied(), len)?;
+        let data = Arc::new(self.column.memory.upload_ranges(cells.iter().flatten().copied(), len)?);
         let device = self.column.memory.device();
-        let image =
-            Image { data: Arc::new(data), arrays: None, live: RowSet::full(count as u32), nrows: count as u32, device };
+        let (data, arrays) = match self.column.storage.kind {
+            ValueKind::Fixed => (data, None),
+            ValueKind::Array => {
+                let mut start = 0u64;
+                let refs = (cells.iter().flatten())
+                    .map(|c| {
+                        let r = ArrayRef { buf: 0, start, len: c.len() as u64 };
+                        start += c.len() as u64;
+                        r
+                    })
+                    .collect();
+                (Arc::new(self.column.memory.empty()), Some(ArrayIndex { bufs: vec![data], refs }))
+            }
+        };
+        let image = Image { data, arrays, live: RowSet::full(count as u32), nrows: count as u32, device };
         Ok(Picked::Rows { image: Arc::new(image), ordinal: self.state.versions[idx].ordinal, live })
     }
 
