@@ -593,7 +593,7 @@ impl ColumnGuard<'_> {
                         r
                     })
                     .collect();
-                (Arc::new(self.column.memory.empty()), Some(ArrayIndex { bufs: vec![data], refs }))
+                (Arc::new(self.column.memory.empty()), Some(ArrayIndex { bufs: vec![data], refs, kept: 1 }))
             }
         };
         let image = Image { data, arrays, live: RowSet::full(count as u32), nrows: count as u32, device };

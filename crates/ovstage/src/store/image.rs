@@ -45,7 +45,7 @@ impl Image {
         let mut image = Image::host_fixed(values, offsets.len().saturating_sub(1) as u32);
         let refs = offsets.windows(2).map(|w| ArrayRef { buf: 0, start: w[0], len: w[1] - w[0] }).collect();
         let data = std::mem::replace(&mut image.data, Arc::new(Buf::zeroed(0)));
-        image.arrays = Some(ArrayIndex { bufs: vec![data], refs });
+        image.arrays = Some(ArrayIndex { bufs: vec![data], refs, kept: 1 });
         image
     }
 
@@ -80,6 +80,8 @@ pub(crate) struct ArrayRef {
 pub(crate) struct ArrayIndex {
     pub(crate) bufs: Vec<Arc<Buffer>>,
     pub(crate) refs: Vec<ArrayRef>,
+    /// How many buffers were left by the last prune (see [`Self::prune`]).
+    pub(crate) kept: usize,
 }
 
 impl ArrayIndex {
@@ -91,8 +93,19 @@ impl ArrayIndex {
         &self.bufs[r.buf as usize].bytes()[r.start as usize..(r.start + r.len) as usize]
     }
 
-    /// Drops buffers no live row points into.
+    /// Drops buffers no live row points into, once the buffers have doubled
+    /// since the last prune: a prune scans every row, so doing it at every
+    /// version would make a one-row write to a large column cost the
+    /// column; this way at most as many dead buffers as live ones are kept.
     fn prune(&mut self, live: &RowSet) {
+        if self.bufs.len() < 2 * self.kept.max(4) {
+            return;
+        }
+        self.prune_now(live);
+        self.kept = self.bufs.len();
+    }
+
+    fn prune_now(&mut self, live: &RowSet) {
         let mut used = vec![false; self.bufs.len()];
         for (row, r) in self.refs.iter().enumerate() {
             if live.contains(row as u32) && r.len > 0 {
@@ -132,7 +145,7 @@ impl ColumnGuard<'_> {
             return image.clone();
         }
         if self.column.storage.kind == ValueKind::Array {
-            return self.array_image_at(idx);
+            return self.array_image_at(idx, may_steal);
         }
         let row_bytes = self.column.row_bytes;
         let memory = &self.column.memory;
@@ -202,12 +215,23 @@ impl ColumnGuard<'_> {
     }
 
     /// The image of an array column's version: the newest older image's row
-    /// table with this and the intervening versions' parts applied.
-    fn array_image_at(&mut self, idx: usize) -> Arc<Image> {
+    /// table with this and the intervening versions' parts applied. With
+    /// `may_steal` (see [`Self::image_at`]) a uniquely held older table is
+    /// taken over instead of copied.
+    fn array_image_at(&mut self, idx: usize, may_steal: bool) -> Arc<Image> {
         let st = &mut *self.state;
         let target_rows = st.versions[idx].nrows;
         let base = (0..idx).rev().find(|i| st.versions[*i].image.is_some());
         let (from, mut index, mut live) = match base {
+            Some(b) if may_steal => {
+                st.versions[b].parts.clear();
+                st.versions[b].keys.clear();
+                let image = st.versions[b].image.take().expect("found above");
+                match Arc::try_unwrap(image) {
+                    Ok(image) => (b + 1, image.arrays.unwrap_or_default(), image.live),
+                    Err(shared) => (b + 1, shared.arrays.clone().unwrap_or_default(), shared.live.clone()),
+                }
+            }
             Some(b) => {
                 let image = st.versions[b].image.as_ref().expect("found above");
                 (b + 1, image.arrays.clone().unwrap_or_default(), image.live.clone())
