@@ -172,12 +172,8 @@ unsafe extern "C" fn create_path_list_from_paths(
         run(ctx, "create_path_list_from_paths", |c| {
             strings::non_null(out, "out_path_list")?;
             let raw = strings::slice(paths, n, "paths")?;
-            // Sized once; the loop stays a plain copy with one check.
-            let mut paths = Vec::with_capacity(raw.len());
-            for (i, p) in raw.iter().enumerate() {
-                paths.push(path_at(*p, "paths", i)?);
-            }
-            let l = c.stage.paths().create_path_list(&paths)?;
+            // Checked and copied into the list in one pass each.
+            let l = c.stage.paths().create_path_list_from_raw(raw, "paths")?;
             out.write(l.get());
             Ok(())
         })
@@ -346,8 +342,15 @@ unsafe extern "C" fn get_paths_from_path_list(
                 )));
             }
             let end = start + max.min(paths.len() - start);
-            let ids: Vec<u64> = paths[start..end].iter().map(|p| p.get()).collect();
-            put_all(out_paths, &ids, "out_paths")?;
+            let ids = &paths[start..end];
+            if !ids.is_empty() {
+                strings::non_null(out_paths, "out_paths")?;
+                for (i, p) in ids.iter().enumerate() {
+                    // SAFETY: non-NULL, and writable for `max >= ids.len()`
+                    // entries per the contract.
+                    out_paths.add(i).write(p.get());
+                }
+            }
             out_num.write(ids.len());
             Ok(())
         })
