@@ -179,9 +179,15 @@ fn caught_by_us() -> bool {
 /// message (a panic must never unwind into C).
 pub(crate) fn guard<R: Failure>(call: &str, body: impl FnOnce() -> R) -> R {
     install_panic_hook();
-    GUARDED.with(|g| g.set(g.get() + 1));
-    let result = catch_unwind(AssertUnwindSafe(body));
-    GUARDED.with(|g| g.set(g.get() - 1));
+    // One look-up of the thread-local for both updates (a call through the
+    // thread-local costs as much as the rest of a small export's guard);
+    // the body's panic is caught inside, so the count always comes back.
+    let result = GUARDED.with(|g| {
+        g.set(g.get() + 1);
+        let result = catch_unwind(AssertUnwindSafe(body));
+        g.set(g.get() - 1);
+        result
+    });
     match result {
         Ok(r) => r,
         Err(payload) => {

@@ -8,7 +8,12 @@ use std::num::NonZeroU64;
 macro_rules! handle {
     ($(#[$doc:meta])* $name:ident, $label:literal) => {
         $(#[$doc])*
+        ///
+        /// `repr(transparent)`: it has the layout of a `u64`, so the C
+        /// binding can read an array of C's ids, once checked non-zero, as
+        /// handles without copying it.
         #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[repr(transparent)]
         pub struct $name(NonZeroU64);
 
         impl $name {

@@ -87,6 +87,17 @@ impl<T> HandleTable<T> {
         self.lock().get_mut(self.decode(raw)).map(f)
     }
 
+    /// Runs `f` on the value of `raw`, if the table holds it, and removes
+    /// the value when `f` says so, under one lock (a release that drops
+    /// the last reference). Returns `f`'s result and the removed value,
+    /// which the caller drops after the lock is released.
+    pub fn with_mut_remove_if<R>(&self, raw: u64, f: impl FnOnce(&mut T) -> (R, bool)) -> Option<(R, Option<T>)> {
+        let key = self.decode(raw);
+        let mut slots = self.lock();
+        let (r, remove) = f(slots.get_mut(key)?);
+        Some((r, if remove { slots.remove(key) } else { None }))
+    }
+
     /// Removes and returns the value of `raw`, if the table holds it.
     pub fn remove(&self, raw: u64) -> Option<T> {
         self.lock().remove(self.decode(raw))
@@ -134,5 +145,10 @@ mod tests {
         assert_eq!(a.with_mut(view.0, |v| *v), None, "a handle of another table");
         assert_eq!(b.with_mut(view.0, |v| std::mem::replace(v, 6)), Some(5));
         assert_eq!(b.get(view.0), Some(6));
+        assert_eq!(a.with_mut_remove_if(view.0, |_| ((), true)), None, "a handle of another table");
+        assert_eq!(b.with_mut_remove_if(view.0, |v| (*v, false)), Some((6, None)), "kept");
+        assert_eq!(b.with_mut_remove_if(view.0, |v| (*v + 1, true)), Some((7, Some(6))), "removed");
+        assert_eq!(b.get(view.0), None);
+        assert!(b.is_empty());
     }
 }

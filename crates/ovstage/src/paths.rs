@@ -2,12 +2,33 @@
 //! path lists. Thread-safe; tokens and paths live as long as the dictionary.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher, RandomState};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use ovstage_types::{Error, PathList, PrimPath, Result, Token};
 
 use crate::handles::HandleTable;
 use ovstage_types::sync::{read, write};
+
+/// Whether every path is at most `known` (`known` below 2^63), in one
+/// pass without branches or an early exit, so that it vectorizes with the
+/// instructions every x86-64 has (no unsigned 64-bit compare among them).
+///
+/// A path `p` (never 0) is known when `p <= known`: then `known - p` and
+/// `p` are both below 2^63. When `p > known`, either `p >= 2^63` or
+/// `known - p` wraps to at least 2^63. So the top bit of
+/// `(known - p) | p`, ORed over all paths, is clear exactly when all are
+/// known.
+#[inline(always)]
+fn all_known(paths: &[PrimPath], known: u64) -> bool {
+    debug_assert!((1..1 << 63).contains(&known));
+    let acc = paths.iter().fold(0u64, |acc, p| acc | known.wrapping_sub(p.get()) | p.get());
+    acc >> 63 == 0
+}
+
+/// The root path `/`, the first path of every dictionary.
+const ROOT: PrimPath = PrimPath::from_raw(1).expect("non-zero");
 
 /// One interned prim path.
 #[derive(Debug)]
@@ -18,12 +39,81 @@ struct PathEntry {
     name: Option<Token>,
 }
 
-#[derive(Default)]
+/// The 64-bit folded multiply: the product's halves XORed.
+fn fold(a: u64, b: u64) -> u64 {
+    let m = u128::from(a) * u128::from(b);
+    (m as u64) ^ ((m >> 64) as u64)
+}
+
+const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// Hashes token and path text 8 bytes at a time by folded multiplies, from
+/// a random seed per dictionary (the text comes from clients: a seed
+/// nobody knows keeps crafted collisions out). SipHash, the std default,
+/// cost more than the rest of a lookup.
+#[derive(Clone, Copy)]
+struct TextHasher {
+    state: u64,
+    seed: u64,
+}
+
+impl Hasher for TextHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.state;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = fold(h ^ word, self.seed);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut tail = [0u8; 8];
+            tail[..rest.len()].copy_from_slice(rest);
+            h = fold(h ^ u64::from_le_bytes(tail), self.seed ^ MIX);
+        }
+        self.state = h.rotate_left(23) ^ bytes.len() as u64;
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        // `str` hashes end with a 0xff byte.
+        self.state = fold(self.state ^ u64::from(i), self.seed);
+    }
+
+    fn finish(&self) -> u64 {
+        fold(self.state, self.seed ^ MIX)
+    }
+}
+
+/// Builds [`TextHasher`]s with one dictionary's seed.
+#[derive(Clone, Copy)]
+struct TextBuild {
+    seed: u64,
+}
+
+impl TextBuild {
+    fn new() -> TextBuild {
+        // `RandomState` holds the process's random keys; hashing a counter
+        // with it gives every dictionary a seed of its own. Odd, so the
+        // multiply never loses the low bits.
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        TextBuild { seed: RandomState::new().hash_one(n) | 1 }
+    }
+}
+
+impl BuildHasher for TextBuild {
+    type Hasher = TextHasher;
+
+    fn build_hasher(&self) -> TextHasher {
+        TextHasher { state: self.seed.rotate_left(32), seed: self.seed }
+    }
+}
+
 struct Interner {
     tokens: Vec<Arc<str>>,
-    token_ids: HashMap<Arc<str>, Token>,
+    token_ids: HashMap<Arc<str>, Token, TextBuild>,
     paths: Vec<PathEntry>,
-    path_ids: HashMap<Arc<str>, PrimPath>,
+    path_ids: HashMap<Arc<str>, PrimPath, TextBuild>,
 }
 
 struct ListEntry {
@@ -39,6 +129,10 @@ struct ListEntry {
 /// rejected, never confused with a live list.
 pub struct PathDictionary {
     interner: RwLock<Interner>,
+    /// `interner.paths.len()`, raised (under the write lock) after each
+    /// path is pushed: paths are never removed, so a path id at most this
+    /// is known without taking the lock.
+    path_count: AtomicUsize,
     lists: HandleTable<ListEntry>,
 }
 
@@ -85,12 +179,22 @@ fn components(path: &str) -> std::result::Result<Vec<&str>, String> {
 impl PathDictionary {
     /// An empty dictionary holding only the root path `/`.
     pub fn new() -> PathDictionary {
-        let mut interner = Interner::default();
+        let build = TextBuild::new();
+        let mut interner = Interner {
+            tokens: Vec::new(),
+            token_ids: HashMap::with_hasher(build),
+            paths: Vec::new(),
+            path_ids: HashMap::with_hasher(build),
+        };
         let root: Arc<str> = Arc::from("/");
-        let id = PrimPath::from_raw(1).expect("non-zero");
         interner.paths.push(PathEntry { text: root.clone(), parent: None, name: None });
-        interner.path_ids.insert(root, id);
-        PathDictionary { interner: RwLock::new(interner), lists: HandleTable::new() }
+        interner.path_ids.insert(root, ROOT);
+        PathDictionary { interner: RwLock::new(interner), path_count: AtomicUsize::new(1), lists: HandleTable::new() }
+    }
+
+    /// How many paths this dictionary has minted (ids `1..=count`).
+    fn known_paths(&self) -> u64 {
+        self.path_count.load(Ordering::Acquire) as u64
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Interner> {
@@ -152,9 +256,14 @@ impl PathDictionary {
         if let Some(p) = self.read().path_ids.get(text) {
             return Ok(*p);
         }
+        self.intern_new_path(text)
+    }
+
+    /// Interns a path the lookup under the read lock did not find.
+    fn intern_new_path(&self, text: &str) -> Result<PrimPath> {
         let parts = components(text).map_err(Error::invalid_argument)?;
         let mut interner = self.write();
-        let mut current = PrimPath::from_raw(1).expect("root");
+        let mut current = ROOT;
         let mut prefix = String::with_capacity(text.len() + 1);
         for part in parts {
             prefix.push('/');
@@ -167,6 +276,7 @@ impl PathDictionary {
                     let id = PrimPath::from_raw(interner.paths.len() as u64 + 1).expect("non-zero");
                     interner.paths.push(PathEntry { text: text.clone(), parent: Some(current), name: Some(name) });
                     interner.path_ids.insert(text, id);
+                    self.path_count.store(interner.paths.len(), Ordering::Release);
                     id
                 }
             };
@@ -174,9 +284,24 @@ impl PathDictionary {
         Ok(current)
     }
 
-    /// Interns several paths; all or nothing.
+    /// Interns several paths; the first that is not a path fails the call
+    /// (those before it stay interned). Known paths are looked up under one
+    /// read lock.
     pub fn intern_paths<S: AsRef<str>>(&self, texts: &[S]) -> Result<Vec<PrimPath>> {
-        texts.iter().map(|t| self.intern_path(t.as_ref())).collect()
+        let mut out = Vec::with_capacity(texts.len());
+        {
+            let interner = self.read();
+            for t in texts {
+                match interner.path_ids.get(t.as_ref()) {
+                    Some(p) => out.push(*p),
+                    None => break,
+                }
+            }
+        }
+        for t in &texts[out.len()..] {
+            out.push(self.intern_path(t.as_ref())?);
+        }
+        Ok(out)
     }
 
     /// Interns the path whose components are `tokens` (none: `/`).
@@ -193,11 +318,7 @@ impl PathDictionary {
     }
 
     fn entry<T>(&self, path: PrimPath, f: impl FnOnce(&PathEntry) -> T) -> Result<T> {
-        self.read()
-            .paths
-            .get((path.get() - 1) as usize)
-            .map(f)
-            .ok_or_else(|| Error::invalid_handle(format!("{path} is not from this dictionary")))
+        self.read().paths.get((path.get() - 1) as usize).map(f).ok_or_else(|| Self::unknown_path(path))
     }
 
     /// The text of a path.
@@ -235,17 +356,35 @@ impl PathDictionary {
 
     /// Whether `path` was minted by this dictionary.
     pub fn contains_path(&self, path: PrimPath) -> bool {
-        (path.get() as usize) <= self.read().paths.len()
+        path.get() <= self.known_paths()
     }
 
-    /// A new path list (reference count 1) of `paths`.
+    fn unknown_path(path: impl std::fmt::Display) -> Error {
+        Error::invalid_handle(format!("{path} is not from this dictionary"))
+    }
+
+    /// A new path list (reference count 1) of `paths`: checked in one
+    /// pass and copied once (see [`all_known`]); the message is built only
+    /// on failure. Always inlined, so that a caller compiled for wider
+    /// vectors (the C binding, where the CPU has AVX2) checks with them.
+    #[inline(always)]
     pub fn create_path_list(&self, paths: &[PrimPath]) -> Result<PathList> {
-        let known = self.read().paths.len() as u64;
-        if let Some(bad) = paths.iter().find(|p| p.get() > known) {
-            return Err(Error::invalid_handle(format!("{bad} is not from this dictionary")));
+        let known = self.known_paths();
+        if !all_known(paths, known) {
+            return Err(Self::first_unknown(paths, known));
         }
-        let raw = self.lists.insert_with(|_| ListEntry { paths: paths.into(), refs: 1 });
-        Ok(PathList::from_raw(raw).expect("handles are never 0"))
+        Ok(self.insert_list(paths.into()))
+    }
+
+    #[cold]
+    fn first_unknown(paths: &[PrimPath], known: u64) -> Error {
+        let bad = paths.iter().find(|p| p.get() > known).expect("an unknown path");
+        Self::unknown_path(bad)
+    }
+
+    fn insert_list(&self, paths: Arc<[PrimPath]>) -> PathList {
+        let raw = self.lists.insert_with(|_| ListEntry { paths, refs: 1 });
+        PathList::from_raw(raw).expect("handles are never 0")
     }
 
     /// A new path list (reference count 1) of `texts`, interned as paths.
@@ -265,18 +404,15 @@ impl PathDictionary {
 
     /// Drops a reference; the list is gone when the last one is released.
     pub fn release_path_list_reference(&self, list: PathList) -> Result<()> {
-        let last = self
+        let ((), removed) = self
             .lists
-            .with_mut(list.get(), |entry| {
+            .with_mut_remove_if(list.get(), |entry| {
                 entry.refs -= 1;
-                entry.refs == 0
+                ((), entry.refs == 0)
             })
             .ok_or_else(|| Self::unknown_list(list))?;
-        if last {
-            // Only a release removes a list, and this one held a
-            // reference: the entry is still there.
-            self.lists.remove(list.get());
-        }
+        // The last reference's list is freed here, after the table's lock.
+        drop(removed);
         Ok(())
     }
 
@@ -287,7 +423,7 @@ impl PathDictionary {
 
     /// Number of paths in a list.
     pub fn path_list_len(&self, list: PathList) -> Result<usize> {
-        self.path_list_paths(list).map(|p| p.len())
+        self.lists.with_mut(list.get(), |e| e.paths.len()).ok_or_else(|| Self::unknown_list(list))
     }
 
     /// Number of live path lists (for leak checks).
@@ -348,5 +484,76 @@ mod tests {
         assert_eq!(d.path_list_len(l2).unwrap(), 0);
         assert!(d.create_path_list(&[PrimPath::from_raw(1000).unwrap()]).is_err());
         assert_eq!(d.live_path_lists(), 1);
+    }
+
+    #[test]
+    fn known_check_is_exact_at_every_bound() {
+        for known in [1u64, 2, 7, 1000, (1 << 32) + 5, (1 << 63) - 1] {
+            let ok = |ids: &[u64]| {
+                all_known(&ids.iter().map(|i| PrimPath::from_raw(*i).unwrap()).collect::<Vec<_>>(), known)
+            };
+            assert!(ok(&[]));
+            assert!(ok(&[1, known]));
+            for id in [known + 1, known + 2, 1 << 32, 1 << 63, (1 << 63) + known, (1 << 63) + 1, u64::MAX, u64::MAX - 1]
+            {
+                assert_eq!(ok(&[1, id, known]), id <= known, "{id} with {known} paths");
+                assert_eq!(ok(&[id]), id <= known, "{id} with {known} paths");
+            }
+        }
+    }
+
+    #[test]
+    fn lists_check_every_path() {
+        let d = PathDictionary::new();
+        let p = d.intern_paths(&["/A", "/A/B", "/C"]).unwrap();
+        let l = d.create_path_list(&p).unwrap();
+        assert_eq!(&*d.path_list_paths(l).unwrap(), &p[..]);
+        for unknown in [5, 99, 1 << 63, u64::MAX] {
+            let e = d.create_path_list(&[p[0], PrimPath::from_raw(unknown).unwrap(), p[2]]).unwrap_err();
+            assert_eq!(e.status(), ovstage_types::Status::InvalidHandle, "{unknown}");
+            assert_eq!(e.message(), format!("prim path {unknown:#x} is not from this dictionary"));
+        }
+        assert_eq!(d.live_path_lists(), 1, "failed creates hold nothing");
+    }
+
+    #[test]
+    fn batches_mix_known_and_new_paths() {
+        let d = PathDictionary::new();
+        let a = d.intern_path("/A/B").unwrap();
+        let got = d.intern_paths(&["/A/B", "/A", "/C/D", "/A/B", "/C"]).unwrap();
+        assert_eq!(got[0], a);
+        assert_eq!(got[3], a);
+        assert_eq!(d.parent(a).unwrap(), Some(got[1]));
+        assert_eq!(d.parent(got[2]).unwrap(), Some(got[4]));
+        assert!(d.intern_paths(&["/A", "/bad path", "/E"]).is_err());
+        assert!(d.lookup_token("E").is_none(), "paths after the bad one are not interned");
+        // Many texts in one map: the hasher spreads them.
+        let texts: Vec<String> = (0..20_000).map(|i| format!("/World/Env{}/Robot{}", i / 100, i % 100)).collect();
+        let ids = d.intern_paths(&texts).unwrap();
+        assert_eq!(d.intern_paths(&texts).unwrap(), ids);
+        for (t, id) in texts.iter().zip(&ids).step_by(997) {
+            assert_eq!(&*d.path_text(*id).unwrap(), t.as_str());
+        }
+    }
+
+    #[test]
+    fn paths_minted_on_another_thread_are_known_at_once() {
+        let d = Arc::new(PathDictionary::new());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let minter = {
+            let d = d.clone();
+            std::thread::spawn(move || {
+                for i in 0..2000 {
+                    tx.send(d.intern_path(&format!("/P{i}")).unwrap().get()).unwrap();
+                }
+            })
+        };
+        for raw in rx {
+            let l = d.create_path_list(&[PrimPath::from_raw(raw).unwrap()]).unwrap();
+            d.release_path_list_reference(l).unwrap();
+            assert!(d.contains_path(PrimPath::from_raw(raw).unwrap()));
+        }
+        minter.join().unwrap();
+        assert_eq!(d.live_path_lists(), 0);
     }
 }

@@ -140,3 +140,65 @@ fn bad_input_is_an_error_with_a_releasable_message() {
         assert_eq!(r.status.0, 1);
     }
 }
+
+#[test]
+fn lists_from_path_ids_check_each_id_and_page_out() {
+    let _g = shared();
+    let i = Inst::new();
+    let (vt, d) = i.dict();
+    // SAFETY: live dictionary; arrays as counted.
+    unsafe {
+        let ctx = (*d).context;
+        let texts = [s("/A"), s("/A/B"), s("/C")];
+        let mut p = [0u64; 3];
+        ok((vt.create_paths_from_strings.unwrap())(ctx, texts.as_ptr(), 3, p.as_mut_ptr()));
+        let mut list = 0;
+        err(
+            vt,
+            d,
+            (vt.create_path_list_from_paths.unwrap())(ctx, [p[0], p[1], 0].as_ptr(), 3, &mut list),
+            "paths[2] is the invalid path 0",
+        );
+        err(
+            vt,
+            d,
+            (vt.create_path_list_from_paths.unwrap())(ctx, [p[0], 9999].as_ptr(), 2, &mut list),
+            "not from this dictionary",
+        );
+        err(
+            vt,
+            d,
+            (vt.create_path_list_from_paths.unwrap())(ctx, [u64::MAX].as_ptr(), 1, &mut list),
+            "not from this dictionary",
+        );
+        err(vt, d, (vt.create_path_list_from_paths.unwrap())(ctx, std::ptr::null(), 2, &mut list), "NULL");
+        err(vt, d, (vt.create_path_list_from_paths.unwrap())(ctx, p.as_ptr(), 3, std::ptr::null_mut()), "NULL");
+        assert_eq!(list, 0, "a failed create writes no list");
+        ok((vt.create_path_list_from_paths.unwrap())(ctx, p.as_ptr(), 3, &mut list));
+        let mut page = [0u64; 3];
+        let mut got = 9;
+        ok((vt.get_paths_from_path_list.unwrap())(ctx, list, 0, 3, page.as_mut_ptr(), &mut got));
+        assert_eq!((got, page), (3, p));
+        // NULL output with paths to write: an error, nothing counted.
+        got = 9;
+        err(
+            vt,
+            d,
+            (vt.get_paths_from_path_list.unwrap())(ctx, list, 1, 2, std::ptr::null_mut(), &mut got),
+            "out_paths",
+        );
+        assert_eq!(got, 0);
+        // Nothing to write: NULL is fine.
+        ok((vt.get_paths_from_path_list.unwrap())(ctx, list, 3, 2, std::ptr::null_mut(), &mut got));
+        ok((vt.get_paths_from_path_list.unwrap())(ctx, list, 0, 0, std::ptr::null_mut(), &mut got));
+        assert_eq!(got, 0);
+        err(
+            vt,
+            d,
+            (vt.get_paths_from_path_list.unwrap())(ctx, list, 4, 2, page.as_mut_ptr(), &mut got),
+            "past the end",
+        );
+        ok((vt.release_path_list_reference.unwrap())(ctx, list));
+        err(vt, d, (vt.release_path_list_reference.unwrap())(ctx, list), "unknown or was released");
+    }
+}
