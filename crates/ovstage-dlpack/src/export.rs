@@ -141,6 +141,74 @@ impl Tensors {
         }
     }
 
+    /// One tensor per entry of `data` and `lengths`, all of element type
+    /// `dtype` on `device` with the shape `[n, trailing...]` (`n` from
+    /// `lengths`) and compact row-major strides: an array group's tensors.
+    /// The strides do not depend on `n`, so the tensors share one strides
+    /// array, and consecutive tensors of the same `n` share one shape
+    /// array. Two allocations (tensors and dims) whatever the count.
+    fn rows<'a>(
+        device: Device,
+        dtype: DType,
+        trailing: &[u64],
+        mut data: impl ExactSizeIterator<Item = &'a [u8]>,
+        lengths: impl ExactSizeIterator<Item = u64> + Clone,
+    ) -> Tensors {
+        let count = data.len();
+        debug_assert_eq!(count, lengths.len());
+        let ndim = 1 + trailing.len();
+        if count <= 1 {
+            let mut lengths = lengths;
+            return Tensors::build(device, dtype, count, |_, dims| {
+                let mut shape: SmallVec<[u64; 3]> = SmallVec::from_slice(&[lengths.next().unwrap_or(0)]);
+                shape.extend_from_slice(trailing);
+                push_compact(dims, &shape);
+                data.next().unwrap_or(&[]).as_ptr()
+            });
+        }
+        // `dims`: the shared strides (those of `[0, trailing...]`), then
+        // the shapes, one per run of tensors with the same `n`.
+        let mut first: SmallVec<[u64; 3]> = SmallVec::from_slice(&[0]);
+        first.extend_from_slice(trailing);
+        let mut dims = Dims::new();
+        push_compact(&mut dims, &first);
+        dims.drain(..ndim);
+        let mut dims = dims.into_vec();
+        let mut runs = Runs::default();
+        for n in lengths.clone() {
+            if runs.starts(n) {
+                dims.push(n as i64);
+                dims.extend(trailing.iter().map(|d| *d as i64));
+            }
+        }
+        let mut dims = dims.into_boxed_slice();
+        let base = dims.as_mut_ptr();
+        let template = DLTensor {
+            data: std::ptr::null_mut(),
+            device: dl_device(device),
+            ndim: ndim as i32,
+            dtype: dl_dtype(dtype),
+            shape: base,
+            strides: base,
+            byte_offset: 0,
+        };
+        // The same runs again: the `k`-th run's shape is at `ndim * (k + 1)`.
+        let mut runs = Runs::default();
+        let mut shape = base;
+        let tensors = data
+            .zip(lengths)
+            .map(move |(bytes, n)| {
+                if runs.starts(n) {
+                    // `wrapping_add`: within `dims`, which this value owns
+                    // and never reallocates.
+                    shape = shape.wrapping_add(ndim);
+                }
+                DLTensor { data: bytes.as_ptr().cast_mut().cast(), shape, ..template }
+            })
+            .collect();
+        Tensors::Many { tensors, _dims: dims }
+    }
+
     fn many(device: DLDevice, dtype: DType, views: Vec<(*const u8, Dims)>) -> Tensors {
         let total = views.iter().map(|(_, d)| d.len()).sum();
         let mut dims = Vec::with_capacity(total);
@@ -171,6 +239,19 @@ impl Tensors {
     fn as_ptr(&self) -> *const DLTensor {
         let tensors = self.as_slice();
         if tensors.is_empty() { std::ptr::null() } else { tensors.as_ptr() }
+    }
+}
+
+/// Runs of equal values in a sequence.
+#[derive(Default)]
+struct Runs(Option<u64>);
+
+impl Runs {
+    /// Whether `n`, the next value, starts a run.
+    fn starts(&mut self, n: u64) -> bool {
+        let new = self.0 != Some(n);
+        self.0 = Some(n);
+        new
     }
 }
 
@@ -205,6 +286,9 @@ impl ReadTensors {
         let device = read_device(&group);
         let tensors = match group.data() {
             None => Tensors::None,
+            Some(data) if data.is_array() => {
+                Tensors::rows(device, data.dtype(), data.element_dims(), data.array_bytes(), data.array_lengths())
+            }
             Some(data) => Tensors::build(device, data.dtype(), data.tensor_count(), |i, dims| {
                 let t = data.tensor(i);
                 dims.extend(t.shape().iter().map(|d| *d as i64));

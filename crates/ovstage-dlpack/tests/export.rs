@@ -171,6 +171,49 @@ fn array_groups_export_one_tensor_per_prim() {
     assert_eq!(read_f32(&held.tensors()[1]).0, vec![0, 2]);
 }
 
+/// Many array rows in runs of equal and different lengths, from several
+/// write buffers, with matrix elements: every descriptor (data pointer,
+/// shape, strides, values) is the group's tensor, however the descriptors
+/// share their shape and stride arrays.
+#[test]
+fn many_array_tensors_describe_each_row() {
+    let s = stage();
+    let paths: Vec<String> = (0..40).map(|i| format!("/P{i}")).collect();
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let q = query(&s, &paths);
+    let len = |i: usize| [1, 1, 1, 0, 2, 2, 3, 1][i % 8] as usize;
+    let rows = |from: usize, to: usize, base: f32| {
+        (from..to)
+            .map(|i| {
+                let values: Vec<f32> = (0..len(i) * 16).map(|k| base + (i * 100 + k) as f32).collect();
+                Tensor::new(values, DType::F32, &[len(i) as u64, 4, 4]).unwrap()
+            })
+            .collect::<Vec<_>>()
+    };
+    let matrix = |rows| WriteData::array_rows(rows).with_semantic(ovstage::Semantic::Matrix);
+    done(&s, s.write_attribute(q, "m", 1, matrix(rows(0, 40, 0.)), PrimMode::Upsert).unwrap());
+    // A second buffer for some rows.
+    let some = query(&s, &paths[10..25]);
+    done(&s, s.write_attribute(some, "m", 2, matrix(rows(10, 25, 0.5)), PrimMode::Upsert).unwrap());
+    done(&s, s.advance_write_floor(2, FloorScope::All).unwrap());
+    let group = groups(&s, q, "m", OrdinalRange::LATEST).pop().unwrap();
+    let data = group.data().unwrap();
+    let held = ReadTensors::new(group.clone());
+    assert_eq!(held.tensors().len(), 40);
+    for (i, t) in held.tensors().iter().enumerate() {
+        let want = data.tensor(i);
+        let (shape, strides, values) = read_f32(t);
+        assert_eq!((t.device, t.dtype, t.byte_offset), (CPU, F32, 0));
+        assert_eq!(shape, want.shape().iter().map(|d| *d as i64).collect::<Vec<_>>(), "tensor {i}");
+        assert_eq!(shape[0] as usize, len(i), "tensor {i}");
+        assert_eq!(strides, want.strides(), "tensor {i}");
+        assert_eq!(values, want.values::<f32>().unwrap(), "tensor {i}");
+        if !want.bytes().is_empty() {
+            assert_eq!(t.data.cast_const().cast::<u8>(), want.bytes().as_ptr(), "tensor {i}: zero-copy");
+        }
+    }
+}
+
 /// A map group whose drop is counted.
 #[derive(Debug)]
 struct Counted(MapGroup, &'static AtomicUsize);

@@ -181,6 +181,47 @@ impl GroupData {
         }
     }
 
+    /// Trailing dimensions of one element: `[]`, `[C]` or `[S, S]`. Every
+    /// tensor of the group has the shape `[n]` followed by these, with
+    /// compact row-major strides.
+    pub fn element_dims(&self) -> &[u64] {
+        &self.components
+    }
+
+    /// The leading dimension of each tensor of an array group (its row's
+    /// element count), in tensor order; nothing for a fixed-size group.
+    /// Reads no element bytes.
+    pub fn array_lengths(&self) -> impl ExactSizeIterator<Item = u64> + Clone + '_ {
+        let element = self.element_bytes() as u64;
+        // Rows of one group mostly have one length: remember the last
+        // division.
+        let mut last = (0u64, 0u64);
+        self.array_refs().iter().map(move |r| {
+            if r.len != last.0 {
+                last = (r.len, r.len.checked_div(element).unwrap_or(0));
+            }
+            last.1
+        })
+    }
+
+    /// The bytes of each tensor of an array group (each row's elements),
+    /// in tensor order; nothing for a fixed-size group. Tensor `i` has the
+    /// shape `[n, element_dims()...]`, `n` from
+    /// [`GroupData::array_lengths`], with compact row-major strides: the
+    /// same tensors as [`GroupData::tensor`], without building a
+    /// description per tensor, for bindings that describe thousands of
+    /// them at once.
+    pub fn array_bytes(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        self.image.array_rows(self.array_refs())
+    }
+
+    fn array_refs(&self) -> &[ArrayRef] {
+        match &self.layout {
+            Layout::Array { rows } => rows,
+            Layout::Fixed { .. } => &[],
+        }
+    }
+
     fn fixed_bytes(&self) -> &[u8] {
         match &self.layout {
             Layout::Fixed { byte_offset, rows, row_bytes, .. } => {
