@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
-use ovstage_types::{Error, PathList, PrimPath, Result, Token};
+use ovstage_types::{Error, PathList, PrimPath, Result, Status, Token};
 
 use crate::handles::HandleTable;
 use ovstage_types::sync::{read, write};
@@ -397,9 +397,16 @@ impl PathDictionary {
         Error::invalid_handle(format!("{list} is unknown or was released"))
     }
 
-    /// Adds a reference to a path list.
+    /// Adds a reference to a path list. A count that would overflow is an
+    /// error, not a wrap (which would free the list under its holders).
     pub fn add_path_list_reference(&self, list: PathList) -> Result<()> {
-        self.lists.with_mut(list.get(), |entry| entry.refs += 1).ok_or_else(|| Self::unknown_list(list))
+        let added = self.lists.with_mut(list.get(), |entry| {
+            entry.refs = entry.refs.checked_add(1).ok_or(())?;
+            Ok(())
+        });
+        added.ok_or_else(|| Self::unknown_list(list))?.map_err(|()| {
+            Error::new(Status::OutOfRange, format!("{list} already holds the most references a path list can count"))
+        })
     }
 
     /// Drops a reference; the list is gone when the last one is released.
@@ -435,6 +442,18 @@ impl PathDictionary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reference_count_that_would_overflow_is_an_error() {
+        let d = PathDictionary::new();
+        let list = d.create_path_list_from_strings(&["/A"]).unwrap();
+        d.lists.with_mut(list.get(), |entry| entry.refs = u32::MAX).unwrap();
+        let err = d.add_path_list_reference(list).unwrap_err();
+        assert_eq!(err.status(), Status::OutOfRange, "{err}");
+        // The count did not wrap: the list is still there after one release.
+        d.release_path_list_reference(list).unwrap();
+        assert!(d.path_list_paths(list).is_ok());
+    }
 
     #[test]
     fn tokens_intern_once() {
