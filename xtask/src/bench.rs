@@ -10,8 +10,14 @@ const USAGE: &str = "usage: cargo xtask bench [--against DIR] [--filter TEXT|TEX
 
 Runs every workload of crates/ovstage-bench on our library (release build);
 with --against, also on DIR/libovstage-dynamic.so, interleaved, printing
-ours / reference / ratio. --report writes the results as Markdown (e.g.
-BENCHMARKS.md).";
+ours / reference / ratio. --report writes the results as Markdown into FILE
+between the lines <!-- bench:begin --> and <!-- bench:end --> (e.g.
+BENCHMARKS.md, whose other sections are kept; a new FILE gets just that
+section).";
+
+/// The lines around the section of a report file this command owns.
+const BEGIN: &str = "<!-- bench:begin -->";
+const END: &str = "<!-- bench:end -->";
 
 /// Builds `ovstage-ffi` and `ovstage-bench` with `profile` (`release` or
 /// `dev`); returns the target directory of that profile.
@@ -30,6 +36,7 @@ fn build(profile: &str) -> Result<PathBuf, String> {
 /// `cargo xtask bench [...]`.
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let mut pass = Vec::new();
+    let mut report = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -42,7 +49,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 pass.push("--against".to_owned());
                 pass.push(lib.display().to_string());
             }
-            "--filter" | "--rounds" | "--report" => {
+            "--report" => report = Some(PathBuf::from(it.next().ok_or("--report needs a file")?)),
+            "--filter" | "--rounds" => {
                 pass.push(a.clone());
                 pass.push(it.next().ok_or_else(|| format!("{a} needs a value"))?.clone());
             }
@@ -54,6 +62,13 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         }
     }
     let dir = build("release")?;
+    // The harness writes its whole report to a scratch file; only its
+    // section of FILE is replaced.
+    let scratch = dir.join("bench-report.md");
+    if report.is_some() {
+        pass.push("--report".to_owned());
+        pass.push(scratch.display().to_string());
+    }
     let status = Command::new(dir.join("ovstage-bench"))
         .arg("--ours")
         .arg(dir.join("libovstage-dynamic.so"))
@@ -61,7 +76,15 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .current_dir(crate::root())
         .status()
         .map_err(|e| format!("starting ovstage-bench: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("ovstage-bench failed ({status})")) }
+    if !status.success() {
+        return Err(format!("ovstage-bench failed ({status})"));
+    }
+    if let Some(path) = report {
+        let section = std::fs::read_to_string(&scratch).map_err(|e| format!("reading {}: {e}", scratch.display()))?;
+        crate::sections::write_section(&path, BEGIN, END, &section)?;
+        println!("section {BEGIN} of {} rewritten", path.display());
+    }
+    Ok(())
 }
 
 /// Every workload once at a tiny size on our library (debug build): keeps

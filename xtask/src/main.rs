@@ -27,6 +27,7 @@ mod ctests;
 mod dist;
 mod fuzz;
 mod python;
+mod sections;
 mod snippets;
 mod valgrind;
 

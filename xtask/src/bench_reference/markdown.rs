@@ -151,21 +151,9 @@ pub(super) fn render(meta: &Meta, rows: &[Row], families: &[Family], totals: &To
 }
 
 /// `doc` with the text between the [`BEGIN`] and [`END`] lines replaced by
-/// `section` (a blank line is kept after the begin marker and before the
-/// end marker). Fails unless each marker is there exactly once, in order.
+/// `section` (see [`crate::sections::replace_between`]).
 pub(super) fn replace_section(doc: &str, section: &str) -> Result<String, String> {
-    let (Some(b), Some(e)) = (doc.find(BEGIN), doc.find(END)) else {
-        return Err(format!("the markers {BEGIN} and {END} are not both there"));
-    };
-    if doc.matches(BEGIN).count() != 1 || doc.matches(END).count() != 1 {
-        return Err("a marker is there more than once".into());
-    }
-    if e < b {
-        return Err(format!("{END} comes before {BEGIN}"));
-    }
-    let head = &doc[..b + BEGIN.len()];
-    let tail = &doc[e..];
-    Ok(format!("{head}\n\n{}\n\n{tail}", section.trim()))
+    crate::sections::replace_between(doc, BEGIN, END, section)
 }
 
 #[cfg(test)]
