@@ -33,6 +33,6 @@ mod table;
 
 pub use node::Failure;
 pub use scheduler::{FailureFn, FailureHook, Job, Lanes, QueueFull, Scheduler, SchedulerConfig, WaitError};
-pub use spec::{CellKey, Cells, FloorScope, HandleKey, OpSpec, Order};
+pub use spec::{CellKey, Cells, FloorScope, HandleKey, OpSpec, Order, Placement};
 
 pub use ovstage_types::{OpId, Timeout};

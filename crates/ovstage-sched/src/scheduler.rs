@@ -15,7 +15,7 @@ use smallvec::SmallVec;
 use crate::lanes::{LaneContext, LanePool, LaneShared};
 use crate::node::{Failure, Node, Role, state};
 use crate::order::OrderState;
-use crate::spec::OpSpec;
+use crate::spec::{OpSpec, Placement};
 use crate::table::OpTable;
 
 /// The work of an op: runs once on some lane (or on a thread waiting for
@@ -455,7 +455,12 @@ impl Scheduler {
         };
         let id = node.id;
         if node.release_dependency() {
-            self.injector().push(node);
+            if spec.placement == Placement::SubmitterWhenReady && shared.serial.is_none() && !ON_LANE.with(Cell::get) {
+                let ctx = LaneContext { local: None, shared: self.injector() };
+                shared.execute(&node, &ctx);
+            } else {
+                self.injector().push(node);
+            }
         }
         Ok(id)
     }

@@ -129,12 +129,28 @@ pub struct OpSpec {
     /// The handle this op releases: it runs after the producer and every
     /// op that uses the handle.
     pub releases: Option<HandleKey>,
+    /// Where it runs once ready.
+    pub placement: Placement,
+}
+
+/// Where a ready op runs.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// On a worker lane, or on a thread that waits for it.
+    #[default]
+    Lanes,
+    /// On the submitting thread, before the submission returns, when it is
+    /// ready then (and the submitter is not a lane); on a lane otherwise.
+    /// For ops whose job is trivial, such as releasing a handle: handing
+    /// one to a lane would cost a wake-up and a cache-line round trip more
+    /// than the job itself.
+    SubmitterWhenReady,
 }
 
 impl OpSpec {
     /// An op with the given ordering class and no handle relations.
     pub fn new(order: Order) -> OpSpec {
-        OpSpec { order, uses: SmallVec::new(), produces: None, releases: None }
+        OpSpec { order, uses: SmallVec::new(), produces: None, releases: None, placement: Placement::Lanes }
     }
 
     /// An independent op.
@@ -159,6 +175,13 @@ impl OpSpec {
     /// Sets the released handle.
     pub fn releasing(mut self, handle: HandleKey) -> OpSpec {
         self.releases = Some(handle);
+        self
+    }
+
+    /// Runs the op on the submitting thread when it is ready at submission
+    /// (see [`Placement::SubmitterWhenReady`]).
+    pub fn on_submitter_when_ready(mut self) -> OpSpec {
+        self.placement = Placement::SubmitterWhenReady;
         self
     }
 

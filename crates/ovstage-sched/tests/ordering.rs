@@ -353,3 +353,38 @@ fn drop_finishes_outstanding_work() {
     }
     assert_eq!(done.load(Ordering::SeqCst), 100);
 }
+
+/// A job that records the thread it ran on.
+fn recording(on: &Arc<Mutex<Option<std::thread::ThreadId>>>) -> Job {
+    let on = on.clone();
+    Box::new(move || {
+        *on.lock().unwrap() = Some(std::thread::current().id());
+        Ok(())
+    })
+}
+
+#[test]
+fn a_release_ready_at_submission_runs_on_the_submitter_and_one_that_is_not_waits() {
+    let s = sched(2);
+    let me = std::thread::current().id();
+    // Ready at submission: done before `submit` returns, on this thread.
+    let producer = s.submit(&OpSpec::independent().producing(5), noop());
+    s.wait(producer, LONG).unwrap();
+    let ran_on = Arc::new(Mutex::new(None));
+    let release = s.submit(&OpSpec::independent().releasing(5).on_submitter_when_ready(), recording(&ran_on));
+    assert_eq!(s.is_complete(release), Some(true), "ran before the submission returned");
+    assert_eq!(*ran_on.lock().unwrap(), Some(me));
+    // Not ready (its user is held back): it runs after the user, not inline.
+    let producer = s.submit(&OpSpec::independent().producing(6), noop());
+    let (job, gate) = gated();
+    let user = s.submit(&OpSpec::independent().using(6), job);
+    let ran_on = Arc::new(Mutex::new(None));
+    let release = s.submit(&OpSpec::independent().releasing(6).on_submitter_when_ready(), recording(&ran_on));
+    assert_eq!(s.is_complete(release), Some(false), "waits for the handle's user");
+    assert!(matches!(s.wait(release, SHORT), Err(WaitError::Timeout { .. })));
+    gate.send(()).unwrap();
+    for op in [producer, user, release] {
+        s.wait(op, LONG).unwrap();
+    }
+    assert!(ran_on.lock().unwrap().is_some());
+}

@@ -102,7 +102,10 @@ impl Stage {
             .reads
             .remove(read.get())
             .ok_or_else(|| Error::invalid_handle(format!("release_read: {read} is unknown or already released")))?;
-        Ok(self.inner.sched.submit(&OpSpec::independent().releasing(state.key), Box::new(|| Ok(())))?)
+        Ok(self
+            .inner
+            .sched
+            .submit(&OpSpec::independent().releasing(state.key).on_submitter_when_ready(), Box::new(|| Ok(())))?)
     }
 }
 
