@@ -364,7 +364,7 @@ impl PathDictionary {
     }
 
     /// A new path list (reference count 1) of `paths`: checked in one
-    /// pass and copied once (see [`all_known`]); the message is built only
+    /// pass and copied once (see `all_known`); the message is built only
     /// on failure. Always inlined, so that a caller compiled for wider
     /// vectors (the C binding, where the CPU has AVX2) checks with them.
     #[inline(always)]
