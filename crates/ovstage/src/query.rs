@@ -89,9 +89,11 @@ impl QueryState {
     pub(crate) fn prim_bits(&self) -> Option<&RowSet> {
         let r = self.ready()?;
         Some(r.prim_bits.get_or_init(|| {
-            let mut bits = RowSet::new();
-            r.prims.iter().for_each(|p| bits.insert(prim_bit(*p)));
-            bits
+            // Sized once for the highest prim, not grown word by word.
+            let bits: Vec<u32> = r.prims.iter().map(|p| prim_bit(*p)).collect();
+            let mut set = RowSet::new();
+            set.insert_all(&bits);
+            set
         }))
     }
 

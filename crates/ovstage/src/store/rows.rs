@@ -134,8 +134,17 @@ impl RowSet {
     pub(crate) fn insert_rows(&mut self, rows: &Rows) {
         match rows {
             Rows::Run { start, len } => self.insert_range(*start, *len),
-            Rows::List(list) => list.iter().for_each(|r| self.insert(*r)),
+            Rows::List(list) => self.insert_all(list),
         }
+    }
+
+    /// Inserts every row of `rows`, the set grown once to the highest of
+    /// them (not word by word, a copy of the set at each growth).
+    pub(crate) fn insert_all(&mut self, rows: &[u32]) {
+        if let Some(max) = rows.iter().max() {
+            self.grow(*max);
+        }
+        rows.iter().for_each(|r| self.insert(*r));
     }
 
     pub(crate) fn remove_rows(&mut self, rows: &Rows) {
