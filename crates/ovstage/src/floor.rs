@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
 use ovstage_sched::{CellKey, FloorScope as SchedScope, Job, OpSpec, Order};
+use ovstage_types::sync::read;
 use ovstage_types::{Error, OpId, Ordinal, OrdinalQueryHandle, Result, Timeout};
 use smallvec::SmallVec;
 
@@ -40,7 +41,8 @@ impl Stage {
             None => None,
         };
         let owner = inner.clone();
-        inner.enqueue_ordinal_query(move || match &family {
+        let cost = if family.is_some() { AnswerCost::Constant } else { AnswerCost::PerAttribute };
+        inner.enqueue_ordinal_query(cost, move || match &family {
             Some(f) => owner.floors.committed(f),
             None => owner.global_floor(),
         })
@@ -54,7 +56,7 @@ impl Stage {
     /// the floor do not count: no read can ask for them yet.
     pub fn get_oldest_preserved_ordinal(&self) -> Result<Enqueued<OrdinalQueryHandle>> {
         let owner = self.inner.clone();
-        self.inner.enqueue_ordinal_query(move || {
+        self.inner.enqueue_ordinal_query(AnswerCost::PerAttribute, move || {
             let merged = owner
                 .all_families()
                 .iter()
@@ -97,9 +99,25 @@ impl Stage {
     }
 }
 
+/// What answering an ordinal query costs, which decides where it runs when
+/// no floor advance it must observe is pending: a cheap answer is given on
+/// the submitting thread (a lane handoff would cost more than the answer);
+/// a costly one goes to a lane, so the enqueue stays cheap.
+#[derive(Clone, Copy)]
+enum AnswerCost {
+    /// A load or two.
+    Constant,
+    /// A pass over every attribute: cheap while the stage has few.
+    PerAttribute,
+}
+
+/// Up to this many attributes a pass over them is a cheap answer.
+const INLINE_PASS_ATTRIBUTES: usize = 256;
+
 impl StageInner {
     fn enqueue_ordinal_query(
         self: &Arc<Self>,
+        cost: AnswerCost,
         answer: impl FnOnce() -> u64 + Send + 'static,
     ) -> Result<Enqueued<OrdinalQueryHandle>> {
         let key = self.next_handle_key();
@@ -109,7 +127,13 @@ impl StageInner {
             let _ = job_state.value.set(Ok(answer()));
             Ok(())
         });
-        let op = self.sched.submit(&OpSpec::new(Order::AfterFloors).producing(key), job)?;
+        let spec = OpSpec::new(Order::AfterFloors).producing(key);
+        let cheap = match cost {
+            AnswerCost::Constant => true,
+            AnswerCost::PerAttribute => read(&self.families).all.len() <= INLINE_PASS_ATTRIBUTES,
+        };
+        let spec = if cheap { spec.on_submitter_when_ready() } else { spec };
+        let op = self.sched.submit(&spec, job)?;
         let _ = state.op.set(op);
         let raw = self.ordinal_queries.insert_with(|_| state);
         Ok(Enqueued { handle: OrdinalQueryHandle::from_raw(raw).expect("never 0"), op })

@@ -24,6 +24,13 @@ use crate::store::image::Image;
 
 const CALL: &str = "read_attributes";
 
+/// A read of at most this many cells (query prims times attributes) runs
+/// on the submitting thread when nothing it waits for is pending: handing
+/// it to a lane and waking the waiter costs more than such a read, which
+/// holds the submitter no longer than a copy of its arguments would. Larger
+/// reads go to a lane, so enqueueing one stays cheap.
+const INLINE_READ_CELLS: usize = 16 * 1024;
+
 /// The attributes of a read (usually one or two: no allocation).
 type ReadTargets = SmallVec<[ReadTarget; 2]>;
 
@@ -162,6 +169,8 @@ impl StageInner {
             groups: Mutex::new(VecDeque::new()),
         });
         let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key);
+        let cells = q.ready().map_or(usize::MAX, |r| r.prims.len().saturating_mul(requested.len()));
+        let spec = if cells <= INLINE_READ_CELLS { spec.on_submitter_when_ready() } else { spec };
         let (owner, job_state, job_query) = (self.clone(), state.clone(), q.clone());
         let op = self.sched.submit_with(&spec, || -> Result<Job> {
             // What to read is decided under the ordering lock, against the

@@ -188,7 +188,13 @@ fn seal(sh: &Shared, mut rng: Rng) {
 fn ordinal_query(s: &Stage, h: ovstage::Result<ovstage::Enqueued<ovstage::OrdinalQueryHandle>>) -> u64 {
     let h = h.unwrap();
     let v = s.fetch_ordinal(h.handle, Timeout::INFINITE).unwrap().get();
-    s.release_ordinal_query(h.handle).unwrap();
+    let release = s.release_ordinal_query(h.handle).unwrap();
+    // Both op ids are released too: a reader that kept them would fill the
+    // op table (QUEUE_FULL) once reads are fast.
+    for op in [h.op, release] {
+        wait(s, op);
+        s.release_op(op).unwrap();
+    }
     v
 }
 
