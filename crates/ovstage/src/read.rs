@@ -31,6 +31,31 @@ const CALL: &str = "read_attributes";
 /// reads go to a lane, so enqueueing one stays cheap.
 const INLINE_READ_CELLS: usize = 16 * 1024;
 
+/// A bound on the cells a read handles, to decide where it runs (see
+/// [`INLINE_READ_CELLS`]): the query's prims times its attributes, and for
+/// a change range at most the rows its versions change (a change read walks
+/// only those). `usize::MAX` while the query is pending.
+fn read_cost(q: &QueryState, requested: &[Requested], range: OrdinalRange) -> usize {
+    let Some(resolved) = q.ready() else { return usize::MAX };
+    let cells = resolved.prims.len().saturating_mul(requested.len());
+    let Some(start) = range.start() else { return cells };
+    if cells <= INLINE_READ_CELLS {
+        return cells;
+    }
+    let (start, end) = (start.get(), range.end().get());
+    let mut changed = 0usize;
+    for r in requested {
+        let Requested::Column(f, _) = r else { return cells };
+        for c in f.columns() {
+            changed = changed.saturating_add(c.lock().rows_changed_between(start, end, INLINE_READ_CELLS));
+            if changed > INLINE_READ_CELLS {
+                return cells;
+            }
+        }
+    }
+    changed.min(cells)
+}
+
 /// The attributes of a read (usually one or two: no allocation).
 type ReadTargets = SmallVec<[ReadTarget; 2]>;
 
@@ -169,8 +194,8 @@ impl StageInner {
             groups: Mutex::new(VecDeque::new()),
         });
         let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key);
-        let cells = q.ready().map_or(usize::MAX, |r| r.prims.len().saturating_mul(requested.len()));
-        let spec = if cells <= INLINE_READ_CELLS { spec.on_submitter_when_ready() } else { spec };
+        let spec =
+            if read_cost(&q, &requested, range) <= INLINE_READ_CELLS { spec.on_submitter_when_ready() } else { spec };
         let (owner, job_state, job_query) = (self.clone(), state.clone(), q.clone());
         let op = self.sched.submit_with(&spec, || -> Result<Job> {
             // What to read is decided under the ordering lock, against the

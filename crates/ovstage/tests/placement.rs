@@ -74,3 +74,30 @@ fn reads_enqueued_right_after_an_unwaited_advance_observe_it() {
         assert_eq!(s.fetch_ordinal(h.handle, LONG).unwrap().get(), t);
     }
 }
+
+#[test]
+fn a_change_read_of_a_large_query_runs_at_enqueue_when_few_rows_changed() {
+    // 20,000 prims: too many for a snapshot to run at enqueue, but a change
+    // range walks only what changed in it.
+    let s = stage(2);
+    let paths = prim_paths(20_000);
+    let all: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let q_all = query(&s, &all);
+    let values: Vec<f32> = (0..all.len()).map(|i| i as f32).collect();
+    wait(&s, write(&s, q_all, "x", 1, scalars(&values)));
+    let q_one = query(&s, &[all[12_345]]);
+    wait(&s, write(&s, q_one, "x", 2, scalars(&[-1.0])));
+    wait(&s, seal(&s, 2));
+    let r = s.read_attributes(q_all, &["x".into()], OrdinalRange::changes(2, 2).unwrap()).unwrap();
+    assert!(s.wait(r.op, Timeout::POLL).is_ok(), "a change read of one changed row is still pending after its enqueue");
+    let g = s.fetch_read_next(r.handle, Timeout::POLL).unwrap().expect("one group");
+    let rows: Vec<(u32, f32)> = g.rows::<f32>().unwrap().into_iter().map(|(i, row)| (i, row[0])).collect();
+    assert_eq!(rows, [(12_345, -1.0)]);
+    drop(g);
+    wait(&s, s.release_read(r.handle).unwrap());
+    // The whole range changes every row: read on a lane, and complete.
+    let (changed, _) = read_f32(&s, q_all, "x", OrdinalRange::changes(1, 2).unwrap()).unwrap();
+    assert_eq!(changed.len(), all.len());
+    assert_eq!(changed[12_345], (12_345, vec![-1.0]));
+    assert_eq!(changed[7], (7, vec![7.0]));
+}

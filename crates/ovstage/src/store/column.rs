@@ -852,6 +852,24 @@ impl ColumnGuard<'_> {
         }
     }
 
+    /// How many rows the versions in `[start, end]` change, counted part by
+    /// part (a row changed twice counts twice) and only up to just past
+    /// `limit`: a cheap bound on what a change read of the range walks,
+    /// taken at enqueue to decide where the read runs.
+    pub(crate) fn rows_changed_between(&self, start: u64, end: u64, limit: usize) -> usize {
+        let versions = &self.state.versions;
+        let lo = versions.partition_point(|v| v.ordinal < start);
+        let hi = versions.partition_point(|v| v.ordinal <= end);
+        let mut n = 0usize;
+        for v in versions.range(lo..hi.max(lo)).rev() {
+            n = n.saturating_add(v.parts.iter().map(|p| p.rows().len()).sum());
+            if n > limit {
+                break;
+            }
+        }
+        n
+    }
+
     /// Rows changed in `[start, end]`, or `Err(oldest retained ordinal)` when
     /// history in that range was trimmed.
     pub(crate) fn changed_between(&self, start: u64, end: u64) -> Result<RowSet, u64> {
