@@ -323,6 +323,17 @@ impl StageInner {
             out.push(self.value_group(ctx, &image, ordinal, generation, Selected::Dense { start, len }));
             return Ok(());
         }
+        if let RowMap::Sparse(sparse) = &map
+            && let Some(span) = sparse.spanned()
+            && span.first + span.len <= image.nrows
+            && image.live.contains_range(span.first, span.len)
+        {
+            // Every element's row is live (checked word by word over the
+            // span): a view through the map's shared index map.
+            let selected = Selected::Spanned { first: span.first, len: span.len, offsets: span.offsets.clone() };
+            out.push(self.value_group(ctx, &image, ordinal, generation, selected));
+            return Ok(());
+        }
         let picks: Picks =
             (0..map.len()).filter_map(|i| map.get(i).filter(|r| live(*r)).map(|r| (i as u32, r))).collect();
         if !picks.is_empty() {
@@ -454,6 +465,26 @@ impl StageInner {
                     index_map,
                 };
                 (prim_group(ctx.q, &picks), layout)
+            }
+            (Selected::Spanned { first, len, offsets }, None) => {
+                let count = offsets.as_ref().map_or(len, |o| o.len() as u32);
+                (
+                    PrimGroup { list: ctx.q.list(), offset: 0, count, index_map: None },
+                    Layout::Fixed {
+                        byte_offset: first as usize * row_bytes,
+                        rows: u64::from(len),
+                        row_bytes,
+                        index_map: offsets,
+                    },
+                )
+            }
+            (Selected::Spanned { first, len, offsets }, Some(arrays)) => {
+                let rows = match &offsets {
+                    Some(o) => o.iter().map(|o| arrays.refs[(first + o) as usize]).collect(),
+                    None => arrays.refs[first as usize..(first + len) as usize].into(),
+                };
+                let count = offsets.as_ref().map_or(len, |o| o.len() as u32);
+                (PrimGroup { list: ctx.q.list(), offset: 0, count, index_map: None }, Layout::Array { rows })
             }
             (Selected::Packed(picks), None) => {
                 let rows = picks.len() as u64;
@@ -596,6 +627,13 @@ enum Selected {
         len: u32,
     },
     Picks(Picks),
+    /// Every query element, element `i` at row `first + offsets[i]` (or
+    /// `first + i`) of `first..first + len`, all live.
+    Spanned {
+        first: u32,
+        len: u32,
+        offsets: Option<Arc<[u32]>>,
+    },
     /// Query elements whose values are packed in the image, in order.
     Packed(Picks),
 }
@@ -603,7 +641,7 @@ enum Selected {
 impl Selected {
     fn is_empty(&self) -> bool {
         match self {
-            Selected::Dense { len, .. } => *len == 0,
+            Selected::Dense { len, .. } | Selected::Spanned { len, .. } => *len == 0,
             Selected::Picks(picks) | Selected::Packed(picks) => picks.is_empty(),
         }
     }

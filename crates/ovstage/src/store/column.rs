@@ -144,6 +144,38 @@ pub(crate) struct SparseRows {
     rows: Box<[Option<u32>]>,
     any: bool,
     by_row: OnceLock<Box<[(u32, u32)]>>,
+    spanned: OnceLock<Option<Spanned>>,
+}
+
+/// A sparse row map in which every element has a row, as a span of rows
+/// and each element's offset into it: a read of such a map whose rows are
+/// all live is a view of the span through this index map, shared by every
+/// read instead of rebuilt by each.
+#[derive(Debug)]
+pub(crate) struct Spanned {
+    /// The lowest row.
+    pub(crate) first: u32,
+    /// Rows from `first` to the highest row, inclusive.
+    pub(crate) len: u32,
+    /// Element `i` is row `first + offsets[i]`; `None` when that is `i`.
+    pub(crate) offsets: Option<Arc<[u32]>>,
+}
+
+impl SparseRows {
+    /// The map as a [`Spanned`], when every element has a row (built once).
+    pub(crate) fn spanned(&self) -> Option<&Spanned> {
+        self.spanned
+            .get_or_init(|| {
+                let rows: Option<Vec<u32>> = self.rows.iter().copied().collect();
+                let rows = rows?;
+                let first = *rows.iter().min()?;
+                let last = *rows.iter().max()?;
+                let in_order = rows.iter().enumerate().all(|(i, r)| *r == first + i as u32);
+                let offsets = (!in_order).then(|| rows.iter().map(|r| r - first).collect());
+                Some(Spanned { first, len: last - first + 1, offsets })
+            })
+            .as_ref()
+    }
 }
 
 impl RowMap {
@@ -429,7 +461,12 @@ impl ColumnGuard<'_> {
             None => RowMap::Run { start: 0, len: 0 },
             _ => {
                 let any = rows.iter().any(Option::is_some);
-                RowMap::Sparse(Arc::new(SparseRows { rows: rows.into(), any, by_row: OnceLock::new() }))
+                RowMap::Sparse(Arc::new(SparseRows {
+                    rows: rows.into(),
+                    any,
+                    by_row: OnceLock::new(),
+                    spanned: OnceLock::new(),
+                }))
             }
         }
     }
