@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
 use ovstage_types::{Error, ErrorKind, OpId, Ordinal, PrimPath, Result, Semantic, Status, Timeout};
@@ -22,10 +23,14 @@ const CALL: &str = "clone";
 impl CloneReports {
     /// Forgets a released op's report (every released op comes here).
     pub(crate) fn forget(&self, op: OpId) {
+        if self.held.load(Ordering::Acquire) == 0 {
+            return;
+        }
         let key = {
             let mut ops = lock(&self.ops);
-            // Skip hashing when no clone is held.
-            if ops.is_empty() { None } else { ops.remove(&op) }
+            let key = ops.remove(&op);
+            self.held.store(ops.len(), Ordering::Release);
+            key
         };
         if let Some(key) = key {
             lock(&self.results).remove(&key);
@@ -108,7 +113,9 @@ impl Stage {
             }
             Err(e) => return Err(e),
         };
-        lock(&inner.clones.ops).insert(op, key);
+        let mut ops = lock(&inner.clones.ops);
+        ops.insert(op, key);
+        inner.clones.held.store(ops.len(), Ordering::Release);
         Ok(op)
     }
 

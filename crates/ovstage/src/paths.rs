@@ -133,6 +133,9 @@ pub struct PathDictionary {
     /// path is pushed: paths are never removed, so a path id at most this
     /// is known without taking the lock.
     path_count: AtomicUsize,
+    /// `interner.tokens.len()`, raised the same way: a token at most this
+    /// is known without taking the lock.
+    token_count: AtomicUsize,
     lists: HandleTable<ListEntry>,
 }
 
@@ -189,7 +192,12 @@ impl PathDictionary {
         let root: Arc<str> = Arc::from("/");
         interner.paths.push(PathEntry { text: root.clone(), parent: None, name: None });
         interner.path_ids.insert(root, ROOT);
-        PathDictionary { interner: RwLock::new(interner), path_count: AtomicUsize::new(1), lists: HandleTable::new() }
+        PathDictionary {
+            interner: RwLock::new(interner),
+            path_count: AtomicUsize::new(1),
+            token_count: AtomicUsize::new(0),
+            lists: HandleTable::new(),
+        }
     }
 
     /// How many paths this dictionary has minted (ids `1..=count`).
@@ -217,10 +225,10 @@ impl PathDictionary {
         if let Some(t) = self.read().token_ids.get(text) {
             return Ok(*t);
         }
-        Ok(Self::intern_token_locked(&mut self.write(), text))
+        Ok(self.intern_token_locked(&mut self.write(), text))
     }
 
-    fn intern_token_locked(interner: &mut Interner, text: &str) -> Token {
+    fn intern_token_locked(&self, interner: &mut Interner, text: &str) -> Token {
         if let Some(t) = interner.token_ids.get(text) {
             return *t;
         }
@@ -228,7 +236,13 @@ impl PathDictionary {
         let id = Token::from_raw(interner.tokens.len() as u64 + 1).expect("non-zero");
         interner.tokens.push(text.clone());
         interner.token_ids.insert(text, id);
+        self.token_count.store(interner.tokens.len(), Ordering::Release);
         id
+    }
+
+    /// Whether `token` was minted by this dictionary; no lock taken.
+    pub fn is_token(&self, token: Token) -> bool {
+        token.get() <= self.token_count.load(Ordering::Acquire) as u64
     }
 
     /// Interns several tokens; all or nothing.
@@ -271,7 +285,7 @@ impl PathDictionary {
             current = match interner.path_ids.get(prefix.as_str()) {
                 Some(p) => *p,
                 None => {
-                    let name = Self::intern_token_locked(&mut interner, part);
+                    let name = self.intern_token_locked(&mut interner, part);
                     let text: Arc<str> = Arc::from(prefix.as_str());
                     let id = PrimPath::from_raw(interner.paths.len() as u64 + 1).expect("non-zero");
                     interner.paths.push(PathEntry { text: text.clone(), parent: Some(current), name: Some(name) });

@@ -257,12 +257,12 @@ impl StageInner {
     /// The token of an attribute reference (interning a name).
     pub(crate) fn attr_token(&self, attr: AttrRef<'_>, call: &str) -> Result<Token> {
         match attr {
-            AttrRef::Token(t) => match self.paths.token_text(t) {
-                Ok(_) => Ok(t),
-                // An attribute argument that names nothing is a bad
-                // argument (as the reference reports it).
-                Err(e) => Err(Error::invalid_argument(e.message().to_string()).prefixed(call)),
-            },
+            AttrRef::Token(t) if self.paths.is_token(t) => Ok(t),
+            // An attribute argument that names nothing is a bad argument
+            // (as the reference reports it).
+            AttrRef::Token(t) => {
+                Err(Error::invalid_argument(format!("{t} is not from this dictionary")).prefixed(call))
+            }
             AttrRef::Name(name) => self.paths.intern_token(name).map_err(|e| e.prefixed(call)),
         }
     }

@@ -227,6 +227,10 @@ pub(crate) struct HierarchyState {
 pub(crate) struct CloneReports {
     pub(crate) results: Mutex<HashMap<u64, Result<CloneResult>>>,
     pub(crate) ops: Mutex<HashMap<OpId, u64>>,
+    /// `ops.len()`, so releasing an op when no clone is held (nearly
+    /// always) takes no lock. Raised before a clone's id is returned, so
+    /// its release sees it.
+    pub(crate) held: std::sync::atomic::AtomicUsize,
 }
 
 /// What a finished clone did.
