@@ -79,7 +79,8 @@ pub(crate) struct Node {
     pub(crate) waiters: AtomicU32,
     pub(crate) job: Mutex<Option<BoxedJob>>,
     /// Ids this node waited for when it was submitted (for the lowest
-    /// pending op of a chain). Set once, during submission.
+    /// pending op of a chain). Set once, during submission; left unset (read
+    /// as none) when there are none.
     pub(crate) deps: OnceLock<Box<[OpId]>>,
     /// Nodes waiting for this one. Pushed to and drained under the ordering
     /// lock, so no edge is added after completion.

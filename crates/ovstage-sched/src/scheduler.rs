@@ -444,14 +444,16 @@ impl Scheduler {
                 node.pending.fetch_add(1, Ordering::AcqRel);
                 ids.push(dep.id);
             }
-            let _ = node.deps.set(ids.into_boxed_slice());
+            // Unset reads as no dependencies: most ops have none, and
+            // setting costs a `Once`.
+            if !ids.is_empty() {
+                let _ = node.deps.set(ids.into_boxed_slice());
+            }
             node
         } else {
             self.room_for(spec)?;
             let job = build()?;
-            let node = shared.table.insert_new(|id| Node::new(id, job, None));
-            let _ = node.deps.set(Box::new([]));
-            node
+            shared.table.insert_new(|id| Node::new(id, job, None))
         };
         let id = node.id;
         if node.release_dependency() {
