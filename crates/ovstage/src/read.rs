@@ -24,12 +24,42 @@ use crate::store::image::Image;
 
 const CALL: &str = "read_attributes";
 
-/// A read of at most this many cells (query prims times attributes) runs
+/// A read of at most this many cells (see [`read_cells`]) runs
 /// on the submitting thread when nothing it waits for is pending: handing
 /// it to a lane and waking the waiter costs more than such a read, which
 /// holds the submitter no longer than a copy of its arguments would. Larger
 /// reads go to a lane, so enqueueing one stays cheap.
 const INLINE_READ_CELLS: usize = 16 * 1024;
+
+/// What visiting one attribute costs a read, in cells, whatever it finds
+/// (locks, row map, group bookkeeping): a wide read of unchanged
+/// attributes is not free.
+const ATTRIBUTE_CELLS: usize = 64;
+
+/// A read's cost in cells, up to a little above [`INLINE_READ_CELLS`]: a
+/// snapshot reads every query prim of every attribute; a change range
+/// reads what changed in it (at most the query's prims per column), so a
+/// wide query over a few changed rows is cheap, and an attribute that did
+/// not change in the range costs only its visit.
+fn read_cells(prims: usize, requested: &[Requested], range: OrdinalRange) -> usize {
+    let mut cells = requested.len().saturating_mul(ATTRIBUTE_CELLS);
+    for r in requested {
+        if cells > INLINE_READ_CELLS {
+            break;
+        }
+        cells = cells.saturating_add(match (r, range) {
+            // Derived attributes keep no history: nothing to read.
+            (Requested::Derived(..), OrdinalRange::Changes { .. }) => 0,
+            (Requested::Column(f, _), OrdinalRange::Changes { start, .. }) if !f.changed_since(start.get()) => 0,
+            (Requested::Column(f, _), OrdinalRange::Changes { start, end }) => {
+                let cap = prims.min(INLINE_READ_CELLS + 1);
+                f.columns().iter().map(|c| c.changed_rows_hint(start.get(), end.get(), cap).min(prims)).sum()
+            }
+            (_, OrdinalRange::Snapshot { .. }) => prims,
+        });
+    }
+    cells
+}
 
 /// The attributes of a read (usually one or two: no allocation).
 type ReadTargets = SmallVec<[ReadTarget; 2]>;
@@ -169,7 +199,7 @@ impl StageInner {
             groups: Mutex::new(VecDeque::new()),
         });
         let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key);
-        let cells = q.ready().map_or(usize::MAX, |r| r.prims.len().saturating_mul(requested.len()));
+        let cells = q.ready().map_or(usize::MAX, |r| read_cells(r.prims.len(), &requested, range));
         let spec = if cells <= INLINE_READ_CELLS { spec.on_submitter_when_ready() } else { spec };
         let (owner, job_state, job_query) = (self.clone(), state.clone(), q.clone());
         let op = self.sched.submit_with(&spec, || -> Result<Job> {
@@ -244,6 +274,13 @@ impl StageInner {
                     continue;
                 }
             };
+            // A change range costs what changed: an attribute with no
+            // change since its start has nothing to report (no column lock).
+            if let OrdinalRange::Changes { start, .. } = range
+                && !family.changed_since(start.get())
+            {
+                continue;
+            }
             let floor = Ordinal(self.floors.committed(family));
             for column in family.columns() {
                 let ctx = GroupCtx { q, family, label, column: &column, floor };
@@ -314,7 +351,7 @@ impl StageInner {
         values: &mut Vec<ReadGroup>,
         tombstones: &mut Vec<ReadGroup>,
     ) -> Result<()> {
-        if start > end {
+        if start > end || ctx.column.last_change() < start {
             return Ok(());
         }
         let mut guard = ctx.column.lock();

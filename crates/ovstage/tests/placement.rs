@@ -74,3 +74,38 @@ fn reads_enqueued_right_after_an_unwaited_advance_observe_it() {
         assert_eq!(s.fetch_ordinal(h.handle, LONG).unwrap().get(), t);
     }
 }
+
+#[test]
+fn a_change_read_costs_what_changed_not_the_query_size() {
+    // 20,000 prims and two more attributes: a snapshot of this query is
+    // too large to run at enqueue, but a change range in which a few of
+    // its cells changed is small, and runs there; one in which every cell
+    // changed goes to a lane. Both read what changed.
+    let s = stage(2);
+    let paths = prim_paths(20_000);
+    let all: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let q_all = query(&s, &all);
+    let values: Vec<f32> = (0..all.len()).map(|i| i as f32).collect();
+    for attr in ["x", "y", "z"] {
+        wait(&s, write(&s, q_all, attr, 1, scalars(&values)));
+    }
+    wait(&s, seal(&s, 1));
+    wait(&s, write(&s, query(&s, &[all[12_345], all[3]]), "y", 2, scalars(&[-1.0, -2.0])));
+    wait(&s, seal(&s, 2));
+    let attrs = ["x".into(), "y".into(), "z".into(), "usd-path".into()];
+    let r = s.read_attributes(q_all, &attrs, OrdinalRange::changes(2, 2).unwrap()).unwrap();
+    assert!(
+        s.wait(r.op, Timeout::POLL).is_ok(),
+        "a change read of a few changed cells is still pending after its enqueue"
+    );
+    let g = s.fetch_read_next(r.handle, Timeout::POLL).unwrap().expect("one group");
+    let mut got: Vec<(u32, f32)> = g.rows::<f32>().unwrap().into_iter().map(|(i, row)| (i, row[0])).collect();
+    got.sort_by_key(|v| v.0);
+    assert_eq!(got, [(3, -2.0), (12_345, -1.0)]);
+    drop(g);
+    assert!(s.fetch_read_next(r.handle, Timeout::POLL).unwrap().is_none(), "only y changed at 2");
+    s.release_read(r.handle).unwrap();
+    let (every, _) = read_f32(&s, q_all, "x", OrdinalRange::changes(1, 2).unwrap()).unwrap();
+    assert_eq!(every.len(), all.len());
+    assert!(every.iter().all(|(i, v)| v[0] == *i as f32));
+}
