@@ -155,15 +155,31 @@ impl StageInner {
     ) -> Result<Enqueued<ReadHandle>> {
         let q = self.query(query, CALL)?;
         let mut requested: SmallVec<[Requested; 2]> = SmallVec::with_capacity(attributes.len());
-        for a in attributes {
-            let token = self.attr_token(*a, CALL)?;
-            match self.reserved.lookup(token) {
-                Some(r) if r.is_derived() => {
+        let derived = |t: Token| self.reserved.lookup(t).filter(|r| r.is_derived());
+        let tokens = match self.known_tokens(attributes) {
+            Some(tokens) => tokens,
+            // Checked one by one, errors in argument order.
+            None => {
+                let mut tokens = SmallVec::<[Token; 4]>::with_capacity(attributes.len());
+                for a in attributes {
+                    let token = self.attr_token(*a, CALL)?;
+                    if let Some(r) = derived(token) {
+                        metadata::check_read(r, CALL)?;
+                    }
+                    tokens.push(token);
+                }
+                tokens
+            }
+        };
+        let families = self.existing_families(&tokens, |t| derived(t).is_none());
+        for (token, family) in tokens.into_iter().zip(families) {
+            match derived(token) {
+                Some(r) => {
                     metadata::check_read(r, CALL)?;
                     requested.push(Requested::Derived(r, token));
                 }
                 // Reading an attribute no prim carries yields no groups.
-                _ => requested.extend(self.existing_family(token).map(|f| Requested::Column(f, token))),
+                None => requested.extend(family.map(|f| Requested::Column(f, token))),
             }
         }
         let end = range.end().get();

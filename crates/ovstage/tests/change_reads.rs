@@ -14,7 +14,7 @@
 mod common;
 
 use common::*;
-use ovstage::{OrdinalRange, QueryHandle, Stage, StageConfig, Tensor, WriteData};
+use ovstage::{OrdinalRange, QueryHandle, Stage, StageConfig, Status, Tensor, Token, WriteData};
 use proptest::prelude::*;
 
 const PRIMS: usize = 64;
@@ -351,4 +351,38 @@ proptest! {
     fn multi_attribute_change_reads_match_model(steps in prop::collection::vec(multi_step(), 1..40)) {
         run_multi(&steps)?;
     }
+}
+
+/// The attributes of one read are resolved together (tokens checked and
+/// families looked up once for all): by token, by name, through an alias
+/// (first read by its own token, labelling its group), derived, unknown
+/// (no group); a bad argument is reported in argument order.
+#[test]
+fn a_read_resolves_each_of_its_attributes() {
+    let s = Stage::with_config("resolve", StageConfig::default().with_lanes(2));
+    let q = query(&s, &["/A", "/B"]);
+    wait(&s, write(&s, q, "x", 1, scalars(&[1.0, 2.0])));
+    wait(&s, write(&s, q, "omni:fabric:localMatrix", 1, scalars(&[3.0, 4.0])));
+    wait(&s, seal(&s, 1));
+    let tok = |t: &str| s.paths().intern_token(t).unwrap();
+    let (x, alias, unknown, path) = (tok("x"), tok("omni:xform"), tok("nothing"), tok("usd-path"));
+    for attrs in [
+        vec![x.into(), alias.into(), unknown.into(), path.into()],
+        vec!["x".into(), alias.into(), "nothing".into(), path.into()],
+    ] {
+        let r = s.read_attributes(q, &attrs, OrdinalRange::snapshot(1)).unwrap();
+        let mut got = Vec::new();
+        while let Some(g) = s.fetch_read_next(r.handle, LONG).unwrap() {
+            let first = if g.attribute() == path { None } else { Some(g.rows::<f32>().unwrap()[0].1[0]) };
+            got.push((g.attribute(), first));
+        }
+        wait(&s, s.release_read(r.handle).unwrap());
+        assert_eq!(got, [(x, Some(1.0)), (alias, Some(3.0)), (path, None)]);
+    }
+    let foreign = Token::from_raw(1 << 40).unwrap();
+    let first =
+        |attrs: &[ovstage::AttrRef<'_>]| s.read_attributes(q, attrs, OrdinalRange::snapshot(1)).unwrap_err().status();
+    assert_eq!(first(&["usd-active".into(), foreign.into()]), Status::NotSupported);
+    assert_eq!(first(&[foreign.into(), "usd-active".into()]), Status::InvalidArgument);
+    assert_eq!(first(&[x.into(), foreign.into()]), Status::InvalidArgument);
 }
