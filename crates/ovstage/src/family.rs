@@ -150,6 +150,10 @@ pub(crate) struct Family {
     pub(crate) own_floor_submitted: AtomicU64,
     pub(crate) own_floor_committed: AtomicU64,
     pub(crate) columns: RwLock<Vec<Arc<Column>>>,
+    /// The highest ordinal a change of any column was published at (see
+    /// [`Column::last_change`]): lets a change read skip an attribute that
+    /// did not change in its range with one load.
+    last_change: AtomicU64,
     /// Ordinals of this family's mutations submitted and not yet run.
     pub(crate) pending: PendingOrdinals,
     /// Changed under the scheduler's ordering lock.
@@ -166,6 +170,7 @@ impl Family {
             own_floor_submitted: AtomicU64::new(0),
             own_floor_committed: AtomicU64::new(0),
             columns: RwLock::new(Vec::new()),
+            last_change: AtomicU64::new(0),
             pending: PendingOrdinals::default(),
             unsealed: Mutex::new(UnsealedLog::default()),
         }
@@ -175,6 +180,18 @@ impl Family {
     /// does not allocate).
     pub(crate) fn columns(&self) -> SmallVec<[Arc<Column>; 2]> {
         read(&self.columns).iter().cloned().collect()
+    }
+
+    /// Whether a change was published at or above `ordinal` in any column
+    /// (see [`Column::last_change`]).
+    pub(crate) fn changed_since(&self, ordinal: u64) -> bool {
+        self.last_change.load(Ordering::Acquire) >= ordinal
+    }
+
+    /// Records a change published at `ordinal` in one of the columns;
+    /// called by the one commit path right after the publish.
+    pub(crate) fn published(&self, ordinal: u64) {
+        self.last_change.fetch_max(ordinal, Ordering::Release);
     }
 
     pub(crate) fn has_columns(&self) -> bool {

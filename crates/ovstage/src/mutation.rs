@@ -548,6 +548,7 @@ impl StageInner {
             Payload::Delete => Part::Delete { rows },
         };
         guard.publish(ctx.ordinal, part, self.floors.merge_bound(family));
+        family.published(ctx.ordinal);
         self.mark_transforms_changed(family);
         Ok(())
     }

@@ -24,36 +24,41 @@ use crate::store::image::Image;
 
 const CALL: &str = "read_attributes";
 
-/// A read of at most this many cells (query prims times attributes) runs
+/// A read of at most this many cells (see [`read_cells`]) runs
 /// on the submitting thread when nothing it waits for is pending: handing
 /// it to a lane and waking the waiter costs more than such a read, which
 /// holds the submitter no longer than a copy of its arguments would. Larger
 /// reads go to a lane, so enqueueing one stays cheap.
 const INLINE_READ_CELLS: usize = 16 * 1024;
 
-/// A bound on the cells a read handles, to decide where it runs (see
-/// [`INLINE_READ_CELLS`]): the query's prims times its attributes, and for
-/// a change range at most the rows its versions change (a change read walks
-/// only those). `usize::MAX` while the query is pending.
-fn read_cost(q: &QueryState, requested: &[Requested], range: OrdinalRange) -> usize {
-    let Some(resolved) = q.ready() else { return usize::MAX };
-    let cells = resolved.prims.len().saturating_mul(requested.len());
-    let Some(start) = range.start() else { return cells };
-    if cells <= INLINE_READ_CELLS {
-        return cells;
-    }
-    let (start, end) = (start.get(), range.end().get());
-    let mut changed = 0usize;
+/// What visiting one attribute costs a read, in cells, whatever it finds
+/// (locks, row map, group bookkeeping): a wide read of unchanged
+/// attributes is not free.
+const ATTRIBUTE_CELLS: usize = 64;
+
+/// A read's cost in cells, up to a little above [`INLINE_READ_CELLS`]: a
+/// snapshot reads every query prim of every attribute; a change range
+/// reads what changed in it (at most the query's prims per column), so a
+/// wide query over a few changed rows is cheap, and an attribute that did
+/// not change in the range costs only its visit.
+fn read_cells(prims: usize, requested: &[Requested], range: OrdinalRange) -> usize {
+    let mut cells = requested.len().saturating_mul(ATTRIBUTE_CELLS);
     for r in requested {
-        let Requested::Column(f, _) = r else { return cells };
-        for c in f.columns() {
-            changed = changed.saturating_add(c.lock().rows_changed_between(start, end, INLINE_READ_CELLS));
-            if changed > INLINE_READ_CELLS {
-                return cells;
-            }
+        if cells > INLINE_READ_CELLS {
+            break;
         }
+        cells = cells.saturating_add(match (r, range) {
+            // Derived attributes keep no history: nothing to read.
+            (Requested::Derived(..), OrdinalRange::Changes { .. }) => 0,
+            (Requested::Column(f, _), OrdinalRange::Changes { start, .. }) if !f.changed_since(start.get()) => 0,
+            (Requested::Column(f, _), OrdinalRange::Changes { start, end }) => {
+                let cap = prims.min(INLINE_READ_CELLS + 1);
+                f.columns().iter().map(|c| c.changed_rows_hint(start.get(), end.get(), cap).min(prims)).sum()
+            }
+            (_, OrdinalRange::Snapshot { .. }) => prims,
+        });
     }
-    changed.min(cells)
+    cells
 }
 
 /// The attributes of a read (usually one or two: no allocation).
@@ -150,15 +155,31 @@ impl StageInner {
     ) -> Result<Enqueued<ReadHandle>> {
         let q = self.query(query, CALL)?;
         let mut requested: SmallVec<[Requested; 2]> = SmallVec::with_capacity(attributes.len());
-        for a in attributes {
-            let token = self.attr_token(*a, CALL)?;
-            match self.reserved.lookup(token) {
-                Some(r) if r.is_derived() => {
+        let derived = |t: Token| self.reserved.lookup(t).filter(|r| r.is_derived());
+        let tokens = match self.known_tokens(attributes) {
+            Some(tokens) => tokens,
+            // Checked one by one, errors in argument order.
+            None => {
+                let mut tokens = SmallVec::<[Token; 4]>::with_capacity(attributes.len());
+                for a in attributes {
+                    let token = self.attr_token(*a, CALL)?;
+                    if let Some(r) = derived(token) {
+                        metadata::check_read(r, CALL)?;
+                    }
+                    tokens.push(token);
+                }
+                tokens
+            }
+        };
+        let families = self.existing_families(&tokens, |t| derived(t).is_none());
+        for (token, family) in tokens.into_iter().zip(families) {
+            match derived(token) {
+                Some(r) => {
                     metadata::check_read(r, CALL)?;
                     requested.push(Requested::Derived(r, token));
                 }
                 // Reading an attribute no prim carries yields no groups.
-                _ => requested.extend(self.existing_family(token).map(|f| Requested::Column(f, token))),
+                None => requested.extend(family.map(|f| Requested::Column(f, token))),
             }
         }
         let end = range.end().get();
@@ -194,8 +215,8 @@ impl StageInner {
             groups: Mutex::new(VecDeque::new()),
         });
         let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key);
-        let spec =
-            if read_cost(&q, &requested, range) <= INLINE_READ_CELLS { spec.on_submitter_when_ready() } else { spec };
+        let cells = q.ready().map_or(usize::MAX, |r| read_cells(r.prims.len(), &requested, range));
+        let spec = if cells <= INLINE_READ_CELLS { spec.on_submitter_when_ready() } else { spec };
         let (owner, job_state, job_query) = (self.clone(), state.clone(), q.clone());
         let op = self.sched.submit_with(&spec, || -> Result<Job> {
             // What to read is decided under the ordering lock, against the
@@ -269,6 +290,13 @@ impl StageInner {
                     continue;
                 }
             };
+            // A change range costs what changed: an attribute with no
+            // change since its start has nothing to report (no column lock).
+            if let OrdinalRange::Changes { start, .. } = range
+                && !family.changed_since(start.get())
+            {
+                continue;
+            }
             let floor = Ordinal(self.floors.committed(family));
             for column in family.columns() {
                 let ctx = GroupCtx { q, family, label, column: &column, floor };
@@ -350,7 +378,7 @@ impl StageInner {
         values: &mut Vec<ReadGroup>,
         tombstones: &mut Vec<ReadGroup>,
     ) -> Result<()> {
-        if start > end {
+        if start > end || ctx.column.last_change() < start {
             return Ok(());
         }
         let mut guard = ctx.column.lock();

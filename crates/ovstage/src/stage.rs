@@ -17,6 +17,7 @@ use crate::paths::PathDictionary;
 use crate::prims::PrimTable;
 use crate::state::{CloneReports, HierarchyState, MapState, OrdinalQueryState, QueryCache, QueryState, ReadState};
 use ovstage_types::idhash::IdBuild;
+use smallvec::SmallVec;
 
 #[derive(Default)]
 pub(crate) struct FamilyMap {
@@ -265,6 +266,52 @@ impl StageInner {
             }
             AttrRef::Name(name) => self.paths.intern_token(name).map_err(|e| e.prefixed(call)),
         }
+    }
+
+    /// The tokens of `attrs` when every one is a token of the dictionary
+    /// (checked under one lock: the usual case of a wide read); `None`
+    /// when one is a name or unknown ([`attr_token`](Self::attr_token)
+    /// each then).
+    pub(crate) fn known_tokens(&self, attrs: &[AttrRef<'_>]) -> Option<SmallVec<[Token; 4]>> {
+        let tokens: SmallVec<[Token; 4]> = attrs
+            .iter()
+            .map(|a| match a {
+                AttrRef::Token(t) => Some(*t),
+                AttrRef::Name(_) => None,
+            })
+            .collect::<Option<_>>()?;
+        self.paths.knows_tokens(&tokens).then_some(tokens)
+    }
+
+    /// [`existing_family`](Self::existing_family) of each token for which
+    /// `wanted` holds (`None` for the others), with the family map locked
+    /// once for the tokens it holds.
+    pub(crate) fn existing_families(
+        &self,
+        tokens: &[Token],
+        wanted: impl Fn(Token) -> bool,
+    ) -> SmallVec<[Option<Arc<Family>>; 4]> {
+        let mut missing = false;
+        let mut out: SmallVec<[Option<Arc<Family>>; 4]> = {
+            let map = read(&self.families);
+            tokens
+                .iter()
+                .map(|t| {
+                    let f = map.by_name.get(t).cloned();
+                    missing |= f.is_none() && wanted(*t);
+                    f
+                })
+                .collect()
+        };
+        for (t, f) in tokens.iter().zip(out.iter_mut()) {
+            if !wanted(*t) {
+                *f = None;
+            } else if missing && f.is_none() {
+                // An alias seen for the first time, or no family at all.
+                *f = self.existing_family(*t);
+            }
+        }
+        out
     }
 
     /// The family of an attribute, created when missing.

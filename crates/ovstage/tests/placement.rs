@@ -76,28 +76,36 @@ fn reads_enqueued_right_after_an_unwaited_advance_observe_it() {
 }
 
 #[test]
-fn a_change_read_of_a_large_query_runs_at_enqueue_when_few_rows_changed() {
-    // 20,000 prims: too many for a snapshot to run at enqueue, but a change
-    // range walks only what changed in it.
+fn a_change_read_costs_what_changed_not_the_query_size() {
+    // 20,000 prims and two more attributes: a snapshot of this query is
+    // too large to run at enqueue, but a change range in which a few of
+    // its cells changed is small, and runs there; one in which every cell
+    // changed goes to a lane. Both read what changed.
     let s = stage(2);
     let paths = prim_paths(20_000);
     let all: Vec<&str> = paths.iter().map(String::as_str).collect();
     let q_all = query(&s, &all);
     let values: Vec<f32> = (0..all.len()).map(|i| i as f32).collect();
-    wait(&s, write(&s, q_all, "x", 1, scalars(&values)));
-    let q_one = query(&s, &[all[12_345]]);
-    wait(&s, write(&s, q_one, "x", 2, scalars(&[-1.0])));
+    for attr in ["x", "y", "z"] {
+        wait(&s, write(&s, q_all, attr, 1, scalars(&values)));
+    }
+    wait(&s, seal(&s, 1));
+    wait(&s, write(&s, query(&s, &[all[12_345], all[3]]), "y", 2, scalars(&[-1.0, -2.0])));
     wait(&s, seal(&s, 2));
-    let r = s.read_attributes(q_all, &["x".into()], OrdinalRange::changes(2, 2).unwrap()).unwrap();
-    assert!(s.wait(r.op, Timeout::POLL).is_ok(), "a change read of one changed row is still pending after its enqueue");
+    let attrs = ["x".into(), "y".into(), "z".into(), "usd-path".into()];
+    let r = s.read_attributes(q_all, &attrs, OrdinalRange::changes(2, 2).unwrap()).unwrap();
+    assert!(
+        s.wait(r.op, Timeout::POLL).is_ok(),
+        "a change read of a few changed cells is still pending after its enqueue"
+    );
     let g = s.fetch_read_next(r.handle, Timeout::POLL).unwrap().expect("one group");
-    let rows: Vec<(u32, f32)> = g.rows::<f32>().unwrap().into_iter().map(|(i, row)| (i, row[0])).collect();
-    assert_eq!(rows, [(12_345, -1.0)]);
+    let mut got: Vec<(u32, f32)> = g.rows::<f32>().unwrap().into_iter().map(|(i, row)| (i, row[0])).collect();
+    got.sort_by_key(|v| v.0);
+    assert_eq!(got, [(3, -2.0), (12_345, -1.0)]);
     drop(g);
-    wait(&s, s.release_read(r.handle).unwrap());
-    // The whole range changes every row: read on a lane, and complete.
-    let (changed, _) = read_f32(&s, q_all, "x", OrdinalRange::changes(1, 2).unwrap()).unwrap();
-    assert_eq!(changed.len(), all.len());
-    assert_eq!(changed[12_345], (12_345, vec![-1.0]));
-    assert_eq!(changed[7], (7, vec![7.0]));
+    assert!(s.fetch_read_next(r.handle, Timeout::POLL).unwrap().is_none(), "only y changed at 2");
+    s.release_read(r.handle).unwrap();
+    let (every, _) = read_f32(&s, q_all, "x", OrdinalRange::changes(1, 2).unwrap()).unwrap();
+    assert_eq!(every.len(), all.len());
+    assert!(every.iter().all(|(i, v)| v[0] == *i as f32));
 }

@@ -325,6 +325,10 @@ pub(crate) struct Column {
     /// that may change which rows are live at the newest version; read
     /// without the lock to validate cached filter-query results.
     structure: AtomicU64,
+    /// The highest ordinal any change was published at (raised under the
+    /// state lock); read without the lock, so a change read's cost can be
+    /// estimated at enqueue without locking columns it has nothing to read in.
+    last_change: AtomicU64,
     state: Mutex<ColumnState>,
 }
 
@@ -336,6 +340,7 @@ impl Column {
             row_bytes: storage.row_bytes(),
             limits,
             structure: AtomicU64::new(0),
+            last_change: AtomicU64::new(0),
             storage,
             semantic: AtomicU32::new(Semantic::None as u32),
             // Freed buffers a column keeps for reuse: enough for a write
@@ -396,6 +401,27 @@ impl Column {
 
     pub(crate) fn lock(&self) -> ColumnGuard<'_> {
         ColumnGuard { column: self, state: lock(&self.state) }
+    }
+
+    /// The highest ordinal a change was published at (0 before any). Every
+    /// change at or below an ordinal a read runs after is counted: the
+    /// publish happens before the advance the read waits for completes. A
+    /// trim or merge needs a change at or above the ordinals it affects, so
+    /// a column with `last_change() < start` has nothing to report in a
+    /// change range from `start`, not even an `OUT_OF_RANGE`.
+    pub(crate) fn last_change(&self) -> u64 {
+        self.last_change.load(Ordering::Acquire)
+    }
+
+    /// An upper bound on the rows changed in `[start, end]`, counted up to
+    /// `cap` (a cost estimate, not a result: a change published meanwhile
+    /// may be missed). Takes no lock when nothing changed at or above
+    /// `start`, the usual case for most attributes of a wide change read.
+    pub(crate) fn changed_rows_hint(&self, start: u64, end: u64, cap: usize) -> usize {
+        if start > end || self.last_change() < start {
+            return 0;
+        }
+        self.lock().changed_count_between(start, end, cap)
     }
 }
 
@@ -774,6 +800,7 @@ impl ColumnGuard<'_> {
         if structural {
             self.column.structure.fetch_add(1, Ordering::Release);
         }
+        self.column.last_change.fetch_max(ordinal, Ordering::Release);
         let v = &mut st.versions[pos];
         v.bytes += part.bytes();
         st.bytes += part.bytes();
@@ -889,22 +916,24 @@ impl ColumnGuard<'_> {
         }
     }
 
-    /// How many rows the versions in `[start, end]` change, counted part by
-    /// part (a row changed twice counts twice) and only up to just past
-    /// `limit`: a cheap bound on what a change read of the range walks,
-    /// taken at enqueue to decide where the read runs.
-    pub(crate) fn rows_changed_between(&self, start: u64, end: u64, limit: usize) -> usize {
+    /// An upper bound on the rows changed in `[start, end]` (a row changed
+    /// at several ordinals counts once per ordinal), counted up to `cap`.
+    fn changed_count_between(&self, start: u64, end: u64, cap: usize) -> usize {
         let versions = &self.state.versions;
-        let lo = versions.partition_point(|v| v.ordinal < start);
-        let hi = versions.partition_point(|v| v.ordinal <= end);
-        let mut n = 0usize;
-        for v in versions.range(lo..hi.max(lo)).rev() {
-            n = n.saturating_add(v.parts.iter().map(|p| p.rows().len()).sum());
-            if n > limit {
-                break;
+        // A merged version covers `[from, ordinal]`: it is in the range
+        // when its ordinal is at or above `start`.
+        let first = versions.partition_point(|v| v.ordinal < start);
+        let mut count = 0usize;
+        for v in versions.range(first..).take_while(|v| v.from <= end) {
+            // The parts' row counts, not the versions' row sets: a set's
+            // count walks words up to its highest row, which on a large
+            // column costs more than the read being placed.
+            count = count.saturating_add(v.parts.iter().map(|p| p.rows().len()).sum());
+            if count >= cap {
+                return cap;
             }
         }
-        n
+        count
     }
 
     /// Rows changed in `[start, end]`, or `Err(oldest retained ordinal)` when
@@ -1355,6 +1384,36 @@ mod tests {
                     let expect = model.get(&p).is_some_and(|ev| ev.iter().any(|(o, _)| *o > frontier && *o <= sealed));
                     let got = g.row_of(prim(p)).is_some_and(|r| changed.contains(r));
                     prop_assert_eq!(got, expect, "row {} changed in ({}, {}]", p, frontier, sealed);
+                }
+            }
+            // `last_change` is at least the newest changed ordinal (a write
+            // of no rows publishes too); a change range starting above it
+            // reads nothing and is never refused (reads skip such columns
+            // without locking them), and the estimate of changed rows
+            // bounds what a change range finds.
+            let newest = col.last_change();
+            prop_assert!(newest >= model.values().flatten().map(|(o, _)| *o).max().unwrap_or(0), "last change");
+            for start in frontier + 1..=sealed + 1 {
+                for end in start..=sealed.max(start) {
+                    let hint = g.changed_count_between(start, end, usize::MAX);
+                    match g.changed_between(start, end) {
+                        Ok(changed) => prop_assert!(
+                            hint >= changed.count(),
+                            "estimate {} below the {} rows changed in [{}, {}]",
+                            hint,
+                            changed.count(),
+                            start,
+                            end
+                        ),
+                        Err(o) => {
+                            prop_assert!(newest >= start, "[{}, {}] refused ({}) above the last change", start, end, o)
+                        }
+                    }
+                    if newest < start {
+                        prop_assert_eq!(hint, 0);
+                        prop_assert!(g.changed_between(start, end).is_ok_and(|c| c.is_empty()));
+                    }
+                    prop_assert_eq!(g.changed_count_between(start, end, 1).min(1), hint.min(1), "capped estimate");
                 }
             }
             drop(g);
