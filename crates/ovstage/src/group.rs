@@ -116,6 +116,11 @@ pub(crate) enum Layout {
     Fixed { byte_offset: usize, rows: u64, row_bytes: usize, index_map: Option<Arc<[u32]>> },
     /// One tensor per logical element.
     Array { rows: Arc<[ArrayRef]> },
+    /// One tensor per logical element: rows `start..start + len` of the
+    /// image's array index, shared rather than copied (a read of thousands
+    /// of rows would otherwise copy 24 bytes per row and free them on
+    /// release).
+    ArraySpan { start: usize, len: usize },
 }
 
 /// The values of a value group: zero-copy views into pinned, immutable
@@ -157,7 +162,7 @@ impl GroupData {
 
     /// Whether this is an array attribute's group (one tensor per prim).
     pub fn is_array(&self) -> bool {
-        matches!(self.layout, Layout::Array { .. })
+        matches!(self.layout, Layout::Array { .. } | Layout::ArraySpan { .. })
     }
 
     /// Number of tensors: 1 for fixed-size attributes, one per prim for
@@ -165,7 +170,7 @@ impl GroupData {
     pub fn tensor_count(&self) -> usize {
         match &self.layout {
             Layout::Fixed { .. } => 1,
-            Layout::Array { rows } => rows.len(),
+            Layout::Array { .. } | Layout::ArraySpan { .. } => self.array_refs().len(),
         }
     }
 
@@ -173,7 +178,7 @@ impl GroupData {
     pub fn tensor(&self, i: usize) -> TensorView<'_> {
         match &self.layout {
             Layout::Fixed { rows, .. } => self.view(self.fixed_bytes(), *rows),
-            Layout::Array { .. } => {
+            Layout::Array { .. } | Layout::ArraySpan { .. } => {
                 let bytes = self.row(i);
                 let n = bytes.len().checked_div(self.element_bytes()).unwrap_or(0) as u64;
                 self.view(bytes, n)
@@ -218,6 +223,9 @@ impl GroupData {
     fn array_refs(&self) -> &[ArrayRef] {
         match &self.layout {
             Layout::Array { rows } => rows,
+            Layout::ArraySpan { start, len } => {
+                self.image.arrays.as_ref().map_or(&[], |index| &index.refs[*start..*start + *len])
+            }
             Layout::Fixed { .. } => &[],
         }
     }
@@ -227,7 +235,7 @@ impl GroupData {
             Layout::Fixed { byte_offset, rows, row_bytes, .. } => {
                 &self.image.fixed_bytes()[*byte_offset..*byte_offset + *rows as usize * row_bytes]
             }
-            Layout::Array { .. } => &[],
+            Layout::Array { .. } | Layout::ArraySpan { .. } => &[],
         }
     }
 
@@ -238,7 +246,7 @@ impl GroupData {
                 let r = index_map.as_ref().map_or(i, |m| m[i] as usize);
                 &self.fixed_bytes()[r * row_bytes..(r + 1) * row_bytes]
             }
-            Layout::Array { rows } => self.image.array_row(rows[i]),
+            Layout::Array { .. } | Layout::ArraySpan { .. } => self.image.array_row(self.array_refs()[i]),
         }
     }
 
@@ -247,7 +255,7 @@ impl GroupData {
     pub fn index_map(&self) -> Option<&[u32]> {
         match &self.layout {
             Layout::Fixed { index_map, .. } => index_map.as_deref(),
-            Layout::Array { .. } => None,
+            Layout::Array { .. } | Layout::ArraySpan { .. } => None,
         }
     }
 
@@ -294,7 +302,7 @@ impl GroupData {
     pub fn row_bytes(&self) -> usize {
         match &self.layout {
             Layout::Fixed { row_bytes, .. } => *row_bytes,
-            Layout::Array { .. } => 0,
+            Layout::Array { .. } | Layout::ArraySpan { .. } => 0,
         }
     }
 
@@ -302,7 +310,7 @@ impl GroupData {
     pub fn rows(&self) -> u64 {
         match &self.layout {
             Layout::Fixed { rows, .. } => *rows,
-            Layout::Array { rows } => rows.len() as u64,
+            Layout::Array { .. } | Layout::ArraySpan { .. } => self.array_refs().len() as u64,
         }
     }
 }

@@ -477,9 +477,9 @@ impl StageInner {
                     index_map: None,
                 },
             ),
-            (Selected::Dense { start, len }, Some(arrays)) => (
+            (Selected::Dense { start, len }, Some(_)) => (
                 PrimGroup { list: ctx.q.list(), offset: 0, count: len, index_map: None },
-                Layout::Array { rows: arrays.refs[start as usize..(start + len) as usize].into() },
+                Layout::ArraySpan { start: start as usize, len: len as usize },
             ),
             (Selected::Picks(picks), None) => {
                 let min = picks.iter().map(|p| p.1).min().unwrap_or(0);
@@ -507,19 +507,19 @@ impl StageInner {
                 )
             }
             (Selected::Spanned { first, len, offsets }, Some(arrays)) => {
-                let rows = match &offsets {
-                    Some(o) => o.iter().map(|o| arrays.refs[(first + o) as usize]).collect(),
-                    None => arrays.refs[first as usize..(first + len) as usize].into(),
+                let layout = match &offsets {
+                    Some(o) => Layout::Array { rows: o.iter().map(|o| arrays.refs[(first + o) as usize]).collect() },
+                    None => Layout::ArraySpan { start: first as usize, len: len as usize },
                 };
                 let count = offsets.as_ref().map_or(len, |o| o.len() as u32);
-                (PrimGroup { list: ctx.q.list(), offset: 0, count, index_map: None }, Layout::Array { rows })
+                (PrimGroup { list: ctx.q.list(), offset: 0, count, index_map: None }, layout)
             }
             (Selected::Packed(picks), None) => {
                 let rows = picks.len() as u64;
                 (prim_group(ctx.q, &picks), Layout::Fixed { byte_offset: 0, rows, row_bytes, index_map: None })
             }
-            (Selected::Packed(picks), Some(arrays)) => {
-                (prim_group(ctx.q, &picks), Layout::Array { rows: arrays.refs[..picks.len()].into() })
+            (Selected::Packed(picks), Some(_)) => {
+                (prim_group(ctx.q, &picks), Layout::ArraySpan { start: 0, len: picks.len() })
             }
             (Selected::Picks(picks), Some(arrays)) => {
                 let rows = picks.iter().map(|p| arrays.refs[p.1 as usize]).collect();
@@ -532,7 +532,7 @@ impl StageInner {
                 let strides = Schema::strides(&shape);
                 (shape, strides)
             }
-            Layout::Array { .. } => Default::default(),
+            Layout::Array { .. } | Layout::ArraySpan { .. } => Default::default(),
         };
         let data = GroupData {
             image: image.clone(),
