@@ -264,13 +264,6 @@ impl PathDictionary {
             .ok_or_else(|| Error::invalid_handle(format!("{token} is not from this dictionary")))
     }
 
-    /// Whether every one of `tokens` is from this dictionary, under one
-    /// lock: a read of many attributes checks them all at once.
-    pub(crate) fn knows_tokens(&self, tokens: &[Token]) -> bool {
-        let interner = self.read();
-        tokens.iter().all(|t| ((t.get() - 1) as usize) < interner.tokens.len())
-    }
-
     /// Interns an absolute prim path such as `/World/Env0/Robot` (its
     /// ancestors are interned too).
     pub fn intern_path(&self, text: &str) -> Result<PrimPath> {

@@ -269,7 +269,7 @@ impl StageInner {
     }
 
     /// The tokens of `attrs` when every one is a token of the dictionary
-    /// (checked under one lock: the usual case of a wide read); `None`
+    /// (checked without a lock: the usual case of a wide read); `None`
     /// when one is a name or unknown ([`attr_token`](Self::attr_token)
     /// each then).
     pub(crate) fn known_tokens(&self, attrs: &[AttrRef<'_>]) -> Option<SmallVec<[Token; 4]>> {
@@ -280,7 +280,7 @@ impl StageInner {
                 AttrRef::Name(_) => None,
             })
             .collect::<Option<_>>()?;
-        self.paths.knows_tokens(&tokens).then_some(tokens)
+        tokens.iter().all(|t| self.paths.is_token(*t)).then_some(tokens)
     }
 
     /// [`existing_family`](Self::existing_family) of each token for which

@@ -5,27 +5,11 @@ mod common;
 
 use common::*;
 use ovstage::{
-    ArrayRows, DType, GroupKind, HostRows, OrdinalRange, PrimMode, ReadGroup, Selection, Semantic, Status, Tensor,
-    WriteData,
+    ArrayRows, DType, GroupKind, HostRows, OrdinalRange, PrimMode, Selection, Semantic, Status, Tensor, WriteData,
 };
 
 fn f32_rows(rows: &[&[f32]]) -> WriteData {
     WriteData::array_rows(rows.iter().map(|r| Tensor::from_vec(r.to_vec(), &[r.len() as u64]).unwrap()).collect())
-}
-
-/// `(index in the query, elements)` of every prim in value groups.
-fn arrays_f32(groups: &[ReadGroup]) -> Vec<(u32, Vec<f32>)> {
-    let mut out = Vec::new();
-    for g in groups.iter().filter(|g| g.kind() == GroupKind::Values) {
-        assert!(g.is_array());
-        let data = g.data().unwrap();
-        assert_eq!(data.tensor_count(), g.len(), "one tensor per prim");
-        for i in 0..g.len() {
-            out.push((g.prims().list_index(i), data.tensor(i).values::<f32>().unwrap().to_vec()));
-        }
-    }
-    out.sort_by_key(|e| e.0);
-    out
 }
 
 #[test]

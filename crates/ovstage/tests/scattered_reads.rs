@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use ovstage::{GroupKind, OrdinalRange, ReadGroup, Tensor, WriteData};
+use ovstage::{OrdinalRange, Tensor, WriteData};
 
 /// 300 prims written in order, so prim `k` is row `k` of the column.
 fn populated(s: &ovstage::Stage) -> Vec<String> {
@@ -27,18 +27,6 @@ fn scattered(paths: &[String]) -> (Vec<&str>, Vec<usize>) {
     (picked.iter().map(|k| paths[*k].as_str()).collect(), picked)
 }
 
-fn arrays(groups: &[ReadGroup]) -> Vec<(u32, Vec<f32>)> {
-    let mut out = Vec::new();
-    for g in groups.iter().filter(|g| g.kind() == GroupKind::Values) {
-        let data = g.data().unwrap();
-        for i in 0..g.len() {
-            out.push((g.prims().list_index(i), data.tensor(i).values::<f32>().unwrap().to_vec()));
-        }
-    }
-    out.sort_by_key(|e| e.0);
-    out
-}
-
 #[test]
 fn scattered_prims_read_their_own_values_through_an_index_map() {
     let s = stage(2);
@@ -55,7 +43,7 @@ fn scattered_prims_read_their_own_values_through_an_index_map() {
         assert!(tombstones.is_empty());
         let want: Vec<(u32, Vec<f32>)> = picked.iter().enumerate().map(|(i, k)| (i as u32, vec![*k as f32])).collect();
         assert_eq!(values, want);
-        let got = arrays(&read_groups(&s, q, "w", OrdinalRange::LATEST).unwrap());
+        let got = arrays_f32(&read_groups(&s, q, "w", OrdinalRange::LATEST).unwrap());
         let want: Vec<(u32, Vec<f32>)> =
             picked.iter().enumerate().map(|(i, k)| (i as u32, vec![*k as f32; k % 4])).collect();
         assert_eq!(got, want);
@@ -80,7 +68,7 @@ fn a_prim_of_the_span_without_a_value_is_left_out_and_the_rest_still_read() {
     let want: Vec<(u32, Vec<f32>)> =
         picked.iter().enumerate().filter(|(_, k)| **k != 290).map(|(i, k)| (i as u32, vec![*k as f32])).collect();
     assert_eq!(values, want);
-    let got = arrays(&read_groups(&s, q, "w", OrdinalRange::LATEST).unwrap());
+    let got = arrays_f32(&read_groups(&s, q, "w", OrdinalRange::LATEST).unwrap());
     let want: Vec<(u32, Vec<f32>)> = picked
         .iter()
         .enumerate()

@@ -88,3 +88,18 @@ pub(crate) fn read_f32(stage: &Stage, q: QueryHandle, attr: &str, range: Ordinal
     tombstones.sort();
     Ok((values, tombstones))
 }
+
+/// `(index in the query, elements)` of every prim in value groups.
+pub(crate) fn arrays_f32(groups: &[ReadGroup]) -> Vec<(u32, Vec<f32>)> {
+    let mut out = Vec::new();
+    for g in groups.iter().filter(|g| g.kind() == GroupKind::Values) {
+        assert!(g.is_array());
+        let data = g.data().unwrap();
+        assert_eq!(data.tensor_count(), g.len(), "one tensor per prim");
+        for i in 0..g.len() {
+            out.push((g.prims().list_index(i), data.tensor(i).values::<f32>().unwrap().to_vec()));
+        }
+    }
+    out.sort_by_key(|e| e.0);
+    out
+}
