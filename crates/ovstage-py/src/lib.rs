@@ -18,6 +18,16 @@ mod op;
 mod payload;
 mod stage;
 mod values;
+
+/// The extension's Rust allocations use mimalloc (as polars' Python package
+/// does): ops allocate on the caller's thread and free on a lane, which
+/// glibc's malloc serialises on its arena locks, and mimalloc's paths are
+/// shorter (callgrind: 8% fewer instructions per `write_attribute` call).
+/// Built without transparent huge pages, so a write to fresh memory never
+/// clears a 2 MiB page. The C library keeps the system allocator: on the
+/// published benchmark suite mimalloc made no measurable difference there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod warn;
 
 use pyo3::prelude::*;
