@@ -24,6 +24,7 @@
 
 #![forbid(unsafe_code)]
 
+mod buckets;
 mod lanes;
 mod node;
 mod order;

@@ -5,13 +5,14 @@
 //! here is pending (submitted, not yet completed): completion removes it
 //! under the same lock, so a new op never gains an edge to a finished one.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
 
 use ovstage_types::idhash::IdBuild;
 
+use crate::buckets::{OrdinalDeque, Vacant};
 use crate::node::Node;
 use crate::spec::{CellKey, Cells, FloorScope, HandleKey, OpSpec, Order};
 
@@ -23,8 +24,8 @@ struct Bucket {
     cells: SmallVec<[(CellKey, Arc<Node>); 4]>,
 }
 
-impl Bucket {
-    fn is_empty(&self) -> bool {
+impl Vacant for Bucket {
+    fn is_vacant(&self) -> bool {
         self.all.is_none() && self.cells.is_empty()
     }
 }
@@ -44,7 +45,7 @@ struct HandleTrack {
 
 #[derive(Default)]
 pub(crate) struct OrderState {
-    buckets: BTreeMap<u64, Bucket>,
+    buckets: OrdinalDeque<Bucket>,
     /// Pending barriers and their cells.
     barriers: Vec<(Cells, Arc<Node>)>,
     floor_tail: Option<FloorTail>,
@@ -96,7 +97,7 @@ impl OrderState {
                     }
                     self.barriers.push((cells.clone(), node.clone()));
                 }
-                let bucket = self.buckets.entry(*ordinal).or_default();
+                let bucket = self.buckets.entry(*ordinal);
                 if let Some(all) = &bucket.all {
                     push_dep(&mut deps, all);
                 }
@@ -121,6 +122,10 @@ impl OrderState {
                         }
                     }
                 }
+                if bucket.is_vacant() {
+                    // A mutation of no cell files nothing.
+                    self.buckets.vacated(*ordinal);
+                }
             }
             Order::FloorAdvance { ordinal, scope } => {
                 if let Some(tail) = &self.floor_tail {
@@ -132,7 +137,7 @@ impl OrderState {
                     None => Some(0),
                 };
                 if let Some(lower) = lower {
-                    for bucket in self.buckets.range(lower..=*ordinal).map(|(_, b)| b) {
+                    for bucket in self.buckets.range(lower, *ordinal) {
                         if let Some(all) = &bucket.all {
                             push_dep(&mut deps, all);
                         }
@@ -186,14 +191,14 @@ impl OrderState {
     pub(crate) fn complete(&mut self, node: &Arc<Node>) {
         let Some(role) = &node.role else { return };
         if let Some(ordinal) = role.mutation_ordinal
-            && let Some(bucket) = self.buckets.get_mut(&ordinal)
+            && let Some(bucket) = self.buckets.get_mut(ordinal)
         {
             if bucket.all.as_ref().is_some_and(|a| Arc::ptr_eq(a, node)) {
                 bucket.all = None;
             }
             bucket.cells.retain(|(_, tail)| !Arc::ptr_eq(tail, node));
-            if bucket.is_empty() {
-                self.buckets.remove(&ordinal);
+            if bucket.is_vacant() {
+                self.buckets.vacated(ordinal);
             }
         }
         if role.barrier {
