@@ -34,6 +34,12 @@ impl<V> OrdinalMap<V> {
     pub(crate) fn entry_or_insert_with(&mut self, ordinal: u64, make: impl FnOnce() -> V) -> &mut V {
         let at = match self.find(ordinal) {
             Ok(at) => at,
+            // Appending is the usual case: `push_back` skips the general
+            // insert's shifting logic.
+            Err(at) if at == self.entries.len() => {
+                self.entries.push_back((ordinal, make()));
+                at
+            }
             Err(at) => {
                 self.entries.insert(at, (ordinal, make()));
                 at
