@@ -12,6 +12,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple};
+use smallvec::SmallVec;
 
 use crate::args::type_name;
 use crate::capsule;
@@ -69,7 +70,8 @@ fn from_numpy(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         arr = f.call1((arr, dt))?.cast_into::<PyUntypedArray>()?;
     }
     let dtype = numpy_dtype(arr.dtype().kind(), arr.dtype().itemsize())?;
-    let shape: Vec<u64> = if arr.ndim() == 0 { vec![1] } else { arr.shape().iter().map(|d| *d as u64).collect() };
+    let shape: SmallVec<[u64; 4]> =
+        if arr.ndim() == 0 { SmallVec::from_slice(&[1]) } else { arr.shape().iter().map(|d| *d as u64).collect() };
     let len = shape.iter().product::<u64>() as usize * arr.dtype().itemsize();
     // SAFETY: `as_array_ptr` is the live array object; its `data` field is
     // the start of its (C-contiguous, checked above) buffer.
@@ -194,11 +196,11 @@ pub(crate) fn managed_tensor(managed: Arc<Managed>) -> Result<Tensor, Error> {
 /// The `tensors=` argument as a list of tensors: one item, or a list or
 /// tuple of items. `ValueError` when empty.
 pub(crate) fn tensors(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<Vec<Tensor>, Error>> {
-    let list: Vec<Bound<'_, PyAny>> = if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        obj.try_iter()?.collect::<PyResult<_>>()?
-    } else {
-        vec![obj.clone()]
-    };
+    if !(obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>()) {
+        // The usual single array: no intermediate list.
+        return Ok(item(py, obj)?.map(|t| vec![t]));
+    }
+    let list: Vec<Bound<'_, PyAny>> = obj.try_iter()?.collect::<PyResult<_>>()?;
     if list.is_empty() {
         return Err(PyValueError::new_err("tensors must not be empty"));
     }

@@ -255,7 +255,7 @@ fn write_args(
                 if tensors.is_instance_of::<PyList>() || tensors.is_instance_of::<PyTuple>() {
                     Ok(WriteData::array_rows(ts))
                 } else {
-                    Ok(WriteData::array_packed(ts.remove(0)))
+                    Ok(WriteData::array_packed(ts.swap_remove(0)))
                 }
             } else if ts.len() != 1 {
                 Err(Error::invalid_argument(format!(
@@ -263,7 +263,7 @@ fn write_args(
                     ts.len()
                 )))
             } else {
-                Ok(WriteData::fixed(ts.remove(0)))
+                Ok(WriteData::fixed(ts.swap_remove(0)))
             };
             let am = AttributeMode::from_raw(mode).unwrap_or(AttributeMode::Reject);
             data.map(|d| d.with_semantic(semantic).with_selection(selection).with_attribute_mode(am))
