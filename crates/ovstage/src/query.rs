@@ -9,6 +9,7 @@ mod cache;
 mod eval;
 mod values;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -16,7 +17,6 @@ use ovstage_sched::{Failure, Job, OpSpec};
 use ovstage_types::{
     Error, FilterOp, OpId, PathList, PrimPath, QueryHandle, QueryResultId, Result, Status, Timeout, Token,
 };
-use smallvec::SmallVec;
 
 use crate::api::{AttrRef, Enqueued};
 use crate::family::prim_bit;
@@ -35,7 +35,7 @@ impl Resolved {
             prim_bits: OnceLock::new(),
             repeats: OnceLock::new(),
             live_at: AtomicU64::new(0),
-            row_maps: Mutex::new(SmallVec::new()),
+            row_maps: Mutex::new(HashMap::default()),
         }
     }
 }
@@ -113,15 +113,18 @@ impl QueryState {
     /// the column's lock.
     pub(crate) fn row_map(&self, column: &Arc<Column>, guard: &ColumnGuard<'_>) -> RowMap {
         let Some(r) = self.ready() else { return guard.row_map(&[]) };
-        let id = Arc::as_ptr(column) as usize;
+        // The address without its alignment zeros, which the id hasher's
+        // low bits would otherwise keep.
+        let id = Arc::as_ptr(column) as usize >> 4;
         let generation = guard.layout_generation();
         let mut cache = lock(&r.row_maps);
-        if let Some((_, _, map)) = cache.iter().find(|(c, g, _)| *c == id && *g == generation) {
+        if let Some((g, map)) = cache.get(&id)
+            && *g == generation
+        {
             return map.clone();
         }
         let map = guard.row_map(&r.prims);
-        cache.retain(|(c, _, _)| *c != id);
-        cache.push((id, generation, map.clone()));
+        cache.insert(id, (generation, map.clone()));
         map
     }
 }

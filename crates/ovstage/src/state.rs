@@ -11,6 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use ovstage_types::idhash::IdBuild;
 use ovstage_types::{AttributeMode, Error, OpId, Ordinal, PathList, PrimMode, PrimPath, Result, Status, Token};
 use smallvec::SmallVec;
 
@@ -39,8 +40,10 @@ pub(crate) struct Resolved {
     /// `removals + 1` of the prim table when every prim was last seen live
     /// (0: never).
     pub(crate) live_at: AtomicU64,
-    /// Row maps per column, valid for one layout generation.
-    pub(crate) row_maps: Mutex<SmallVec<[(usize, u64, RowMap); 2]>>,
+    /// Row maps per column (keyed by the column's address), each valid
+    /// for one layout generation. A map, not a list: a batch writing many
+    /// attributes through one query looks up one column per attribute.
+    pub(crate) row_maps: Mutex<HashMap<usize, (u64, RowMap), IdBuild>>,
 }
 
 /// A query handle's state.
