@@ -289,11 +289,12 @@ impl ReadTensors {
             Some(data) if data.is_array() => {
                 Tensors::rows(device, data.dtype(), data.element_dims(), data.array_bytes(), data.array_lengths())
             }
-            Some(data) => Tensors::build(device, data.dtype(), data.tensor_count(), |i, dims| {
-                let t = data.tensor(i);
-                dims.extend(t.shape().iter().map(|d| *d as i64));
-                dims.extend_from_slice(t.strides());
-                t.bytes().as_ptr()
+            // A fixed-size group is one tensor whose shape and strides the
+            // group already holds: no tensor view is built to read them.
+            Some(data) => Tensors::build(device, data.dtype(), 1, |_, dims| {
+                dims.extend(data.shape().iter().map(|d| *d as i64));
+                dims.extend_from_slice(data.strides());
+                data.as_ptr()
             }),
         };
         ReadTensors { group, tensors }
