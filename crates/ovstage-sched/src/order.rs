@@ -38,9 +38,69 @@ struct FloorTail {
 #[derive(Default)]
 struct HandleTrack {
     producer: Option<Arc<Node>>,
-    /// Pending users by op id: a query can have thousands of writes in
-    /// flight, and each completion removes its own entry in O(1).
-    users: HashMap<u64, Arc<Node>, IdBuild>,
+    users: Users,
+}
+
+/// Up to this many pending users are kept in a list.
+const FEW_USERS: usize = 8;
+
+/// The pending users of a handle: a short list for the usual few (a
+/// read, a write, their release), a map by op id once a query has many
+/// writes in flight, so each completion still removes its own entry in
+/// O(1). A track starts as a list again once it empties and is dropped.
+enum Users {
+    Few(SmallVec<[Arc<Node>; FEW_USERS]>),
+    Many(HashMap<u64, Arc<Node>, IdBuild>),
+}
+
+impl Default for Users {
+    fn default() -> Self {
+        Users::Few(SmallVec::new())
+    }
+}
+
+impl Users {
+    fn insert(&mut self, node: &Arc<Node>) {
+        match self {
+            Users::Few(list) if list.iter().any(|u| Arc::ptr_eq(u, node)) => {}
+            Users::Few(list) if list.len() < FEW_USERS => list.push(node.clone()),
+            Users::Few(list) => {
+                let mut map: HashMap<u64, Arc<Node>, IdBuild> = list.drain(..).map(|u| (u.id.get(), u)).collect();
+                map.insert(node.id.get(), node.clone());
+                *self = Users::Many(map);
+            }
+            Users::Many(map) => {
+                map.insert(node.id.get(), node.clone());
+            }
+        }
+    }
+
+    fn remove(&mut self, node: &Arc<Node>) {
+        match self {
+            Users::Few(list) => {
+                if let Some(at) = list.iter().position(|u| Arc::ptr_eq(u, node)) {
+                    list.swap_remove(at);
+                }
+            }
+            Users::Many(map) => {
+                map.remove(&node.id.get());
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Users::Few(list) => list.is_empty(),
+            Users::Many(map) => map.is_empty(),
+        }
+    }
+
+    fn for_each(&self, mut f: impl FnMut(&Arc<Node>)) {
+        match self {
+            Users::Few(list) => list.iter().for_each(f),
+            Users::Many(map) => map.values().for_each(&mut f),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -167,7 +227,7 @@ impl OrderState {
             if let Some(producer) = &track.producer {
                 push_dep(&mut deps, producer);
             }
-            track.users.insert(node.id.get(), node.clone());
+            track.users.insert(node);
         }
         if let Some(handle) = spec.releases
             && let Some(track) = self.handles.remove(&handle)
@@ -175,11 +235,11 @@ impl OrderState {
             if let Some(producer) = &track.producer {
                 push_dep(&mut deps, producer);
             }
-            for user in track.users.values() {
+            track.users.for_each(|user| {
                 if !Arc::ptr_eq(user, node) {
                     push_dep(&mut deps, user);
                 }
-            }
+            });
         }
         if let Some(handle) = spec.produces {
             self.handles.entry(handle).or_default().producer = Some(node.clone());
@@ -212,7 +272,7 @@ impl OrderState {
                 if track.producer.as_ref().is_some_and(|p| Arc::ptr_eq(p, node)) {
                     track.producer = None;
                 }
-                track.users.remove(&node.id.get());
+                track.users.remove(node);
                 if track.producer.is_none() && track.users.is_empty() {
                     self.handles.remove(handle);
                 }

@@ -214,6 +214,39 @@ fn handle_consumers_follow_producer_and_release_follows_users() {
 }
 
 #[test]
+fn release_waits_for_every_user_however_many_and_in_any_completion_order() {
+    // Pending users are kept in a short list, then in a map past a few:
+    // both, and the switch between them, must keep every user.
+    for users in [1usize, 8, 9, 40] {
+        let s = sched(2);
+        let handle = 500 + users as u64;
+        let (ops, gates): (Vec<OpId>, Vec<Sender<()>>) = (0..users)
+            .map(|_| {
+                let (job, gate) = gated();
+                (s.submit(&OpSpec::independent().using(handle).using(handle), job), gate)
+            })
+            .unzip();
+        let release = s.submit(&OpSpec::independent().releasing(handle), noop());
+        // Every user but the middle one completes (the lanes take them in
+        // their own order); the release still waits for that one.
+        let last = users / 2;
+        for (_, gate) in gates.iter().enumerate().filter(|(i, _)| *i != last) {
+            gate.send(()).unwrap();
+        }
+        for (i, op) in ops.iter().enumerate().filter(|(i, _)| *i != last) {
+            assert_eq!(s.wait(*op, LONG), Ok(()), "{users} users: user {i}");
+        }
+        assert!(is_pending(&s, release), "{users} users: release ran with user {last} pending");
+        gates[last].send(()).unwrap();
+        assert_eq!(s.wait(release, LONG), Ok(()), "{users} users");
+        // Nothing of them is left behind (each listed its handle twice): a
+        // later release of the handle has no one to wait for.
+        let again = s.submit(&OpSpec::independent().releasing(handle), noop());
+        assert_eq!(s.wait(again, LONG), Ok(()), "{users} users: a completed user was kept");
+    }
+}
+
+#[test]
 fn infinite_wait_runs_the_chain_on_the_calling_thread() {
     let s = sched(1);
     let log = Arc::new(Mutex::new(Vec::new()));
