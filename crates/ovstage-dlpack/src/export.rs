@@ -21,7 +21,7 @@ use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
 
-use ovstage::{MapGroup, ReadGroup};
+use ovstage::{MapGroup, Prepared, ReadGroup};
 use ovstage_abi::dlpack::{
     DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_IS_COPIED,
     DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_MAJOR_VERSION,
@@ -280,22 +280,51 @@ unsafe impl Send for ReadTensors {}
 // SAFETY: as above; shared access only reads.
 unsafe impl Sync for ReadTensors {}
 
+/// A group's descriptors built while its read ran ([`prepare`]), carried
+/// in the group until [`ReadTensors::new`] takes them.
+struct PreparedTensors(Tensors);
+
+// SAFETY: the descriptors' pointers point into the group's image (shared,
+// immutable heap memory the group pins) and into the descriptors' own
+// boxes; nothing is written through them, so moving them to the fetching
+// thread is sound.
+unsafe impl Send for PreparedTensors {}
+// SAFETY: as above; shared access only reads.
+unsafe impl Sync for PreparedTensors {}
+
+/// Builds `group`'s descriptors ahead of its fetch: the C library installs
+/// this as its stages' [`ovstage::GroupPreparer`], so the `DLTensor`s of a
+/// group (one per prim for arrays) are written by the read's job on a lane
+/// and the fetch only hands them over.
+pub fn prepare(group: &ReadGroup) -> Option<Prepared> {
+    Some(Box::new(PreparedTensors(describe(group))))
+}
+
+/// `group`'s descriptors.
+fn describe(group: &ReadGroup) -> Tensors {
+    let device = read_device(group);
+    match group.data() {
+        None => Tensors::None,
+        Some(data) if data.is_array() => {
+            Tensors::rows(device, data.dtype(), data.element_dims(), data.array_bytes(), data.array_lengths())
+        }
+        // A fixed-size group is one tensor whose shape and strides the
+        // group already holds: no tensor view is built to read them.
+        Some(data) => Tensors::build(device, data.dtype(), 1, |_, dims| {
+            dims.extend(data.shape().iter().map(|d| *d as i64));
+            dims.extend_from_slice(data.strides());
+            data.as_ptr()
+        }),
+    }
+}
+
 impl ReadTensors {
-    /// Describes `group`'s tensors.
-    pub fn new(group: ReadGroup) -> ReadTensors {
-        let device = read_device(&group);
-        let tensors = match group.data() {
-            None => Tensors::None,
-            Some(data) if data.is_array() => {
-                Tensors::rows(device, data.dtype(), data.element_dims(), data.array_bytes(), data.array_lengths())
-            }
-            // A fixed-size group is one tensor whose shape and strides the
-            // group already holds: no tensor view is built to read them.
-            Some(data) => Tensors::build(device, data.dtype(), 1, |_, dims| {
-                dims.extend(data.shape().iter().map(|d| *d as i64));
-                dims.extend_from_slice(data.strides());
-                data.as_ptr()
-            }),
+    /// Describes `group`'s tensors, with the descriptors [`prepare`] built
+    /// when there are some.
+    pub fn new(mut group: ReadGroup) -> ReadTensors {
+        let tensors = match group.take_prepared().map(|p| p.downcast::<PreparedTensors>()) {
+            Some(Ok(prepared)) => prepared.0,
+            _ => describe(&group),
         };
         ReadTensors { group, tensors }
     }

@@ -29,7 +29,7 @@ pub mod import;
 pub mod testing;
 
 pub use device::{dl_device, from_dl_device};
-pub use export::{ExportedLegacy, ExportedVersioned, Flags, MapTensors, ReadTensors, Refused, dl_dtype};
+pub use export::{ExportedLegacy, ExportedVersioned, Flags, MapTensors, ReadTensors, Refused, dl_dtype, prepare};
 pub use import::{Inputs, Managed, RowBound, Takeover};
 pub use ovstage_abi::dlpack;
 pub use ovstage_types::Device;

@@ -330,3 +330,51 @@ fn any_memory_exports_with_its_owner() {
     let legacy = unsafe { legacy_from_view(&scalar, ()) };
     assert_eq!(legacy.tensor().ndim, 0);
 }
+
+/// With `prepare` installed as the stage's group preparer (as the C
+/// library does), each read's job builds its groups' descriptors: the
+/// group arrives carrying them, a clone does not, and `ReadTensors` hands
+/// over descriptors equal to those it builds itself.
+#[test]
+fn prepared_descriptors_are_built_by_the_read_and_equal_built_ones() {
+    let s = stage();
+    let built = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = built.clone();
+    s.set_group_preparer(Box::new(move |g| {
+        count.fetch_add(1, Ordering::SeqCst);
+        ovstage_dlpack::prepare(g)
+    }))
+    .unwrap();
+    let again = s.set_group_preparer(Box::new(ovstage_dlpack::prepare)).unwrap_err();
+    assert_eq!(again.status(), ovstage::Status::InvalidArgument, "{again}");
+    let q = query(&s, &["/A", "/B", "/C"]);
+    let rows = vec![
+        Tensor::rows(vec![1f32, 1., 2., 2.], 2).unwrap(),
+        Tensor::rows(Vec::<f32>::new(), 2).unwrap(),
+        Tensor::rows(vec![3f32, 3.], 2).unwrap(),
+    ];
+    done(&s, s.write_attribute(q, "arr", 1, WriteData::array_rows(rows), PrimMode::Upsert).unwrap());
+    let fixed = Tensor::rows(vec![1f32, 2., 3., 4., 5., 6.], 2).unwrap();
+    done(&s, s.write_attribute(q, "pos", 1, WriteData::fixed(fixed), PrimMode::Upsert).unwrap());
+    done(&s, s.advance_write_floor(1, FloorScope::All).unwrap());
+    for attr in ["arr", "pos"] {
+        let before = built.load(Ordering::SeqCst);
+        let group = groups(&s, q, attr, OrdinalRange::LATEST).pop().unwrap();
+        assert_eq!(built.load(Ordering::SeqCst), before + 1, "{attr}: the read's job prepared its group");
+        let mut copy = group.clone();
+        assert!(copy.take_prepared().is_none(), "{attr}: a clone carries no descriptors");
+        let own = ReadTensors::new(copy);
+        let handed = ReadTensors::new(group);
+        assert_eq!(handed.tensors().len(), own.tensors().len(), "{attr}");
+        for (i, (a, b)) in handed.tensors().iter().zip(own.tensors()).enumerate() {
+            assert_eq!((a.device, a.dtype, a.ndim, a.byte_offset), (b.device, b.dtype, b.ndim, b.byte_offset));
+            assert_eq!(read_f32(a), read_f32(b), "{attr}: tensor {i}");
+            if !read_f32(a).2.is_empty() {
+                assert_eq!(a.data, b.data, "{attr}: tensor {i} points at the store");
+            }
+        }
+        // Taken once: the held group has none left.
+        let mut back = handed.into_group();
+        assert!(back.take_prepared().is_none(), "{attr}");
+    }
+}

@@ -90,6 +90,9 @@ pub(crate) fn create(
 ) -> *mut ovstage_instance_t {
     let process = process::acquire();
     let stage = Stage::with_config(name, process.settings.stage_config());
+    // Reads build their groups' `DLTensor`s on the lane that runs them, so
+    // `fetch_read_next` only hands them over.
+    stage.set_group_preparer(Box::new(ovstage_dlpack::prepare)).expect("a new stage has no preparer");
     let ctx = Box::new(Context {
         magic: LIVE,
         stage,

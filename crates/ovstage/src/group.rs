@@ -315,8 +315,17 @@ impl GroupData {
     }
 }
 
+/// A binding's own description of a group (for the C ABI, its `DLTensor`s),
+/// built by the stage's [`GroupPreparer`] when the read ran.
+pub type Prepared = Box<dyn std::any::Any + Send + Sync>;
+
+/// Builds a binding's description of each group of a read while the read
+/// runs (on a lane, off the fetching thread), so that fetching a group only
+/// hands it over. Set with [`crate::Stage::set_group_preparer`].
+pub type GroupPreparer = Box<dyn Fn(&ReadGroup) -> Option<Prepared> + Send + Sync>;
+
 /// One read result group.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct ReadGroup {
     pub(crate) id: ReadGroupId,
     pub(crate) attribute: Token,
@@ -327,12 +336,39 @@ pub struct ReadGroup {
     pub(crate) data: Option<GroupData>,
     pub(crate) meta: AttributeMeta,
     pub(crate) is_array: bool,
+    /// What the stage's preparer built for this group, until taken.
+    pub(crate) prepared: Option<Prepared>,
+}
+
+impl Clone for ReadGroup {
+    /// A copy of the group; what the preparer built stays with the
+    /// original (a binding builds its own again when it needs it).
+    fn clone(&self) -> Self {
+        ReadGroup {
+            id: self.id,
+            attribute: self.attribute,
+            ordinal: self.ordinal,
+            kind: self.kind,
+            semantic: self.semantic,
+            prims: self.prims.clone(),
+            data: self.data.clone(),
+            meta: self.meta,
+            is_array: self.is_array,
+            prepared: None,
+        }
+    }
 }
 
 impl ReadGroup {
     /// Identity of this group (unique within the stage).
     pub fn id(&self) -> ReadGroupId {
         self.id
+    }
+
+    /// Takes what the stage's [`GroupPreparer`] built for this group, if
+    /// one is set and built something (once: later calls give `None`).
+    pub fn take_prepared(&mut self) -> Option<Prepared> {
+        self.prepared.take()
     }
 
     /// The attribute.

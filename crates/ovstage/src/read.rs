@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 
 use crate::api::{AttrRef, Enqueued};
 use crate::family::Family;
-use crate::group::{AttributeMeta, GroupData, GroupKind, Layout, PrimGroup, ReadGroup};
+use crate::group::{AttributeMeta, GroupData, GroupKind, GroupPreparer, Layout, PrimGroup, ReadGroup};
 use crate::metadata::{self, Reserved};
 use crate::schema::{Schema, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
@@ -124,6 +124,18 @@ impl Stage {
             Some(Err(e)) => Err(e.clone()),
             None => Err(Error::internal(format!("fetch_read_next: {read} completed without a result"))),
         }
+    }
+
+    /// Sets the function that builds a binding's description of each read
+    /// group while its read runs (see [`GroupPreparer`]); what it builds is
+    /// taken with [`ReadGroup::take_prepared`]. Once per stage: a second
+    /// call is `INVALID_ARGUMENT`. Reads enqueued before it is set run
+    /// without it.
+    pub fn set_group_preparer(&self, preparer: GroupPreparer) -> Result<()> {
+        self.inner
+            .preparer
+            .set(preparer)
+            .map_err(|_| Error::invalid_argument("set_group_preparer: this stage already has a group preparer"))
     }
 
     /// Releases a fetched group's pin on storage (dropping it does the same).
@@ -260,7 +272,14 @@ impl StageInner {
                 let result = owner.run_read(&job_query, &chosen, range);
                 let failure = result.as_ref().err().cloned();
                 match result {
-                    Ok(groups) => *lock(&job_state.groups) = groups.into(),
+                    Ok(mut groups) => {
+                        if let Some(prepare) = owner.preparer.get() {
+                            for g in &mut groups {
+                                g.prepared = prepare(g);
+                            }
+                        }
+                        *lock(&job_state.groups) = groups.into();
+                    }
                     Err(e) => {
                         let _ = job_state.outcome.set(Err(e));
                     }
@@ -454,6 +473,7 @@ impl StageInner {
             data,
             meta: AttributeMeta { write_floor: ctx.floor, layout_generation: generation },
             is_array: ctx.column.storage.kind == ValueKind::Array,
+            prepared: None,
         }
     }
 
@@ -617,6 +637,7 @@ impl StageInner {
             }),
             meta: AttributeMeta { write_floor: Ordinal(floor), layout_generation: 0 },
             is_array,
+            prepared: None,
         })
     }
 }

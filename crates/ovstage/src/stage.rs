@@ -49,6 +49,8 @@ pub(crate) struct StageInner {
     /// Names recorded as prim types, schemas or ancestor types, by kind
     /// (token id -> the metadata attribute that named it first).
     pub(crate) type_names: Mutex<HashMap<u64, crate::metadata::Reserved, IdBuild>>,
+    /// A binding's builder of group descriptions, run by each read's job.
+    pub(crate) preparer: std::sync::OnceLock<crate::group::GroupPreparer>,
     next_key: AtomicU64,
     next_group: AtomicU64,
 }
@@ -146,6 +148,7 @@ impl Stage {
                 hierarchies: HandleTable::new(),
                 maps: HandleTable::new(),
                 clones: CloneReports::default(),
+                preparer: std::sync::OnceLock::new(),
                 next_key: AtomicU64::new(1),
                 next_group: AtomicU64::new(1),
             }),
