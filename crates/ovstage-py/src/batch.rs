@@ -84,16 +84,6 @@ impl Elem {
             _ => format!("{:?}{}", self.code, self.bits),
         }
     }
-
-    /// The type a Python value has by numpy's conventions.
-    fn of(n: Num) -> Elem {
-        match n {
-            Num::F(_) => Elem::F64,
-            Num::I(_) => Elem::I64,
-            Num::U(_) => Elem::U64,
-            Num::B(_) => Elem::BOOL,
-        }
-    }
 }
 
 /// Reads one number of numpy kind `kind` and size `size` at `p`.
@@ -171,10 +161,36 @@ enum Bad {
     Value(String),
 }
 
+/// `n` as one lane of `e`, in the first `e.bytes()` bytes of a word.
+#[inline]
+fn encode(e: Elem, n: Num) -> Result<[u8; 8], Bad> {
+    let mut w = [0u8; 8];
+    let mut out = Wordbuf(&mut w, 0);
+    store(e, n, &mut out)?;
+    Ok(w)
+}
+
+/// A word being filled.
+struct Wordbuf<'a>(&'a mut [u8; 8], usize);
+
+impl Wordbuf<'_> {
+    #[inline]
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        self.0[self.1..self.1 + b.len()].copy_from_slice(b);
+        self.1 += b.len();
+    }
+    #[inline]
+    fn push(&mut self, b: u8) {
+        self.0[self.1] = b;
+        self.1 += 1;
+    }
+}
+
 /// Stores `n` as one lane of `e` (numpy's "same_kind" casting: bool to
 /// anything, integers to integers and floats, floats to floats; integers
 /// must fit).
-fn store(e: Elem, n: Num, out: &mut Vec<u8>) -> Result<(), Bad> {
+#[inline]
+fn store(e: Elem, n: Num, out: &mut Wordbuf<'_>) -> Result<(), Bad> {
     let int_range = |v: i128| -> Result<i128, Bad> {
         let (lo, hi): (i128, i128) = match (e.code, e.bits) {
             (DTypeCode::Int, b) => (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1),
@@ -429,6 +445,12 @@ fn dtype_arg(d: &Bound<'_, PyAny>) -> PyResult<Elem> {
 
 /// A prim argument, resolved.
 fn prim_arg(stage: &ovstage::Stage, prim: &Bound<'_, PyAny>) -> PyResult<PrimPath> {
+    // The hot case first: an exact int (a type-pointer compare).
+    if let Some(p) = exact_u64(prim).and_then(PrimPath::from_raw)
+        && stage.paths().contains_path(p)
+    {
+        return Ok(p);
+    }
     if let Ok(s) = prim.cast::<PyString>() {
         let text = s.to_str()?;
         // As `PathDictionary.intern_path`.
@@ -470,7 +492,27 @@ enum AttrArg<'a, 'py> {
     Name(&'a Bound<'py, PyString>),
 }
 
+/// An exact `int` in uint64 range, without raising (the value is read
+/// with one C call; the error a negative or huge one sets is cleared).
+fn exact_u64(obj: &Bound<'_, PyAny>) -> Option<u64> {
+    if !obj.is_exact_instance_of::<PyInt>() {
+        return None;
+    }
+    // SAFETY: `obj` is a live int; the call only reads it. On failure it
+    // returns -1 with an exception set, which is taken (cleared) here.
+    let v = unsafe { pyo3::ffi::PyLong_AsUnsignedLongLong(obj.as_ptr()) };
+    if v == u64::MAX && PyErr::take(obj.py()).is_some() {
+        return None;
+    }
+    Some(v)
+}
+
 fn attr_arg<'a, 'py>(stage: &ovstage::Stage, attribute: &'a Bound<'py, PyAny>) -> PyResult<AttrArg<'a, 'py>> {
+    if let Some(t) = exact_u64(attribute).and_then(Token::from_raw)
+        && stage.paths().is_token(t)
+    {
+        return Ok(AttrArg::Token(t));
+    }
     if let Ok(s) = attribute.cast::<PyString>() {
         return Ok(AttrArg::Name(s));
     }
@@ -519,6 +561,8 @@ struct State {
     names: Vec<(Py<PyString>, usize)>,
     /// The column of the last set (most loops set one attribute at a time).
     last: usize,
+    /// The prim index after the last set's.
+    cursor: usize,
     /// Converted bytes of the value being set.
     scratch: Vec<u8>,
     /// Pending (prim, attribute) values.
@@ -588,6 +632,7 @@ impl WriteBatch {
         let names = std::mem::take(&mut st.names);
         st.index = HashMap::default();
         st.pending = 0;
+        st.cursor = 0;
         st.spent = true;
         drop(st);
         drop(names);
@@ -602,6 +647,8 @@ impl WriteBatch {
             let mut err = None;
             for mut c in columns {
                 c.data.resize(n * c.row, 0);
+                // One word per 64 prims of the union (later prims' bits are 0).
+                c.bits.resize(n.div_ceil(64), 0);
                 let selection = if c.count == n {
                     Selection::All
                 } else {
@@ -754,26 +801,35 @@ impl WriteBatch {
                 (t, e, lanes)
             }
         };
+        // Convert (a scalar into a word, a row into the scratch buffer).
+        let mut word = [0u8; 8];
         let mut scratch = std::mem::take(&mut st.scratch);
         scratch.clear();
         let converted = match &parsed {
-            Parsed::One(n, _) => store(elem, *n, &mut scratch),
-            Parsed::Row(v, _) => v.iter().try_for_each(|n| store(elem, *n, &mut scratch)),
+            Parsed::One(n, _) => encode(elem, *n).map(|w| word = w),
+            Parsed::Row(v, _) => {
+                v.iter().try_for_each(|n| encode(elem, *n).map(|w| scratch.extend_from_slice(&w[..elem.bytes()])))
+            }
         };
         if let Err(b) = converted {
             st.scratch = scratch;
             return Err(bad(b, &self.describe(engine, p, token)));
         }
-        // Every check passed: record.
-        let idx = match st.index.get(&p.get()) {
-            Some(i) => *i as usize,
-            None => {
-                let i = st.prims.len();
-                st.prims.push(p);
-                st.index.insert(p.get(), i as u32);
+        // Every check passed: record. Loops that set several attributes
+        // over the same prims in the same order find the prim at the cursor
+        // without hashing.
+        let idx = match st.prims.get(st.cursor) {
+            Some(q) if *q == p => st.cursor,
+            _ => {
+                let next = st.prims.len();
+                let i = *st.index.entry(p.get()).or_insert(next as u32) as usize;
+                if i == next {
+                    st.prims.push(p);
+                }
                 i
             }
         };
+        st.cursor = idx + 1;
         let ci = match col {
             Ok(i) => i,
             Err(t) => {
@@ -798,12 +854,21 @@ impl WriteBatch {
         let c = &mut st.columns[ci];
         let at = idx * c.row;
         if c.data.len() < at + c.row {
-            c.data.resize(at + c.row, 0);
+            // Doubling, so a batch grows its rows O(log n) times.
+            let want = (at + c.row).max(c.data.len() * 2).max(64 * c.row);
+            c.data.resize(want, 0);
         }
-        c.data[at..at + c.row].copy_from_slice(&scratch);
         let (w, bit) = (idx / 64, 1u64 << (idx % 64));
         if c.bits.len() <= w {
-            c.bits.resize(w + 1, 0);
+            let want = (w + 1).max(c.bits.len() * 2);
+            c.bits.resize(want, 0);
+        }
+        let dst = &mut c.data[at..at + c.row];
+        match (&parsed, dst.len()) {
+            (Parsed::One(..), 8) => dst.copy_from_slice(&word),
+            (Parsed::One(..), 4) => dst.copy_from_slice(&word[..4]),
+            (Parsed::One(..), n) => dst.copy_from_slice(&word[..n]),
+            _ => dst.copy_from_slice(&scratch),
         }
         let fresh = c.bits[w] & bit == 0;
         c.bits[w] |= bit;

@@ -196,6 +196,14 @@ def test_sparse_attribute_over_many_prims(stage, paths):
     rng = ov.OrdinalRange.latest(1)
     assert read(stage, paths, names, "all", rng) == {n: float(i) for i, n in enumerate(names)}
     assert read(stage, paths, names, "some", rng) == {n: i for i, n in enumerate(names) if i % 3 == 0}
+    # An attribute set only on the first of many prims (its mask is shorter than the union).
+    b = stage.write_batch(2)
+    b.set(names[0], "first", 1.0)
+    for n in names:
+        b.set(n, "all", -1.0)
+    b.submit().wait()
+    seal(stage, 2)
+    assert read(stage, paths, names, "first", ov.OrdinalRange.latest(2)) == {names[0]: 1.0}
 
 
 def test_strings_and_handles_name_the_same_things(stage, paths):
