@@ -86,10 +86,10 @@ impl Elem {
     }
 }
 
-/// Reads one number of numpy kind `kind` and size `size` at `p`.
+/// Reads one number of element type `e` at `p`.
 ///
 /// # Safety
-/// `p` must point to `size` readable bytes.
+/// `p` must point to `e.bytes()` readable bytes.
 unsafe fn read_num(e: Elem, p: *const u8) -> Num {
     // SAFETY: the caller guarantees `e.bytes()` readable bytes at `p`;
     // unaligned reads, as numpy data may be unaligned.
