@@ -577,7 +577,9 @@ const NAME_CACHE: usize = 64;
 /// An extension of ours, not in the published API: build it with
 /// `Stage.write_batch(ordinal, prim_mode=PrimMode.UPSERT)`, call
 /// `set(prim, attribute, value)` any number of times, then `submit()` (or
-/// use it as a context manager, which submits on a clean exit). Thread-safe.
+/// use it as a context manager, which submits on a clean exit and discards
+/// the batch on an exception). Fixed-size attributes only (`is_array=False`).
+/// Thread-safe: several threads may set into one batch.
 #[pyclass(frozen, module = "ovstage", name = "WriteBatch")]
 pub(crate) struct WriteBatch {
     stage: Py<Stage>,
@@ -690,7 +692,8 @@ impl WriteBatch {
     /// or bool, a numpy scalar, or a 1-D row (list, tuple, numpy array) of
     /// several lanes. The attribute's first set fixes its element type
     /// (numpy's: float64, int64, bool, or the numpy value's dtype; `dtype=`
-    /// overrides it) and lane count; later values are converted with
+    /// overrides it, and on a later set must name that type) and lane
+    /// count; later values are converted with
     /// numpy's same-kind rule (bool to anything, ints to ints and floats,
     /// floats to floats; ints must fit). Another lane count or an
     /// unconvertible value raises `ValueError`/`TypeError` naming the
