@@ -8,7 +8,9 @@ of spec section 15.4 and issue 11's targets.
 Each figure is the median over 7 loops of the time per call (wall clock).
 The engine's own work (copying payloads, running reads) happens on worker
 lanes and is not part of an enqueue figure, except in the batched row,
-which measures throughput: enqueue plus completion of every write.
+which measures throughput: enqueue plus completion of every write, and
+the WriteBatch rows (an extension of ours, "-" for the published package),
+which measure per set from the first set to the write's completion.
 """
 
 import os
@@ -96,6 +98,33 @@ def single(n):
         pending.append(s.advance_write_floor(ordinal=o[0]))
     for op in pending: op.wait()
 out["single"] = med(single, 64 * 30)
+
+# WriteBatch (an extension of ours; the published package has none): per
+# set, from the first set to the write's completion (sets + submit + wait,
+# plus an unwaited floor advance per batch). Batches of n sets over three
+# attributes (n/3 prims each).
+if hasattr(s, "write_batch"):
+    wb_paths = [f"/WB{i}" for i in range(34000)]
+    wb_hs = [p.intern_path(x) for x in wb_paths]
+    wb_names = ["wb0", "wb1", "wb2"]
+    wb_toks = [p.intern_token(x) for x in wb_names]
+    def wb(size, strings):
+        prims = (wb_paths if strings else wb_hs)[:size // 3]
+        attrs = wb_names if strings else wb_toks
+        def f(n):
+            for _ in range(n // size):
+                o[0] += 1
+                b = s.write_batch(o[0])
+                for a in attrs:
+                    for h in prims:
+                        b.set(h, a, 1.5)
+                b.submit().wait()
+                s.advance_write_floor(ordinal=o[0])
+        return f
+    out["wb1k"] = med(wb(999, False), 999 * 20)
+    out["wb30k"] = med(wb(30000, False), 30000 * 2)
+    out["wb100k"] = med(wb(100002, False), 100002)
+    out["wb30k_str"] = med(wb(30000, True), 30000 * 2)
 print(" ".join(f"{k}={v:.4f}" for k, v in out.items()))
 s.destroy()
 '''
@@ -109,6 +138,10 @@ ROWS = [
     ("array", "array(0) of a fetched group", "<= 1"),
     ("batched", "small writes batched: write_attributes of 64 attributes x 16 float32 + floor advance per tick; per attribute, to completion", "<= 0.3"),
     ("single", "the same ticks with one write_attribute per attribute; per write, to completion", "-"),
+    ("wb1k", "WriteBatch (ours only): set(handle, token, float) x 1k over 3 attributes + submit + wait; per set", "<= 0.3"),
+    ("wb30k", "WriteBatch (ours only): the same, 30k sets per batch; per set", "<= 0.3"),
+    ("wb100k", "WriteBatch (ours only): the same, 100k sets per batch; per set", "<= 0.3"),
+    ("wb30k_str", "WriteBatch (ours only): set(path string, name, float), 30k sets per batch; per set", "-"),
 ]
 
 

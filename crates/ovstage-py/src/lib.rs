@@ -4,10 +4,11 @@
 //! classes, DLPack helpers and submodules of the published API.
 //!
 //! `unsafe` is confined to numpy views (`groups`), buffer ownership of
-//! write payloads (`payload`) and DLPack capsules (`capsule`); each block
-//! says why it is sound.
+//! write payloads (`payload`), DLPack capsules (`capsule`) and reads of
+//! numpy values (`batch`); each block says why it is sound.
 
 mod args;
+mod batch;
 mod capsule;
 mod errors;
 mod groups;
@@ -128,6 +129,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<groups::MapGroup>()?;
     m.add_class::<values::OrdinalRange>()?;
     m.add_class::<values::WriteDesc>()?;
+    m.add_class::<batch::WriteBatch>()?;
     m.add_function(wrap_pyfunction!(_dlpack_ingest, m)?)?;
     m.add_function(wrap_pyfunction!(_export_view, m)?)?;
     m.add_function(wrap_pyfunction!(log::_set_log_callback, m)?)?;

@@ -55,6 +55,11 @@ impl Operation {
         if self.status == 0 { OpId::from_raw(self.op_id) } else { None }
     }
 
+    /// The enqueue rejection's status and message, when rejected.
+    pub(crate) fn rejection(&self) -> Option<(u32, String)> {
+        (self.status != 0).then(|| (self.status, self.message.clone()))
+    }
+
     /// Waits as `wait()` does, without returning the object.
     pub(crate) fn wait_inner(&self, py: Python<'_>, timeout: ovstage::Timeout) -> PyResult<()> {
         if self.status != 0 {

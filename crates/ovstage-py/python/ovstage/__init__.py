@@ -29,6 +29,9 @@ OrdinalQuery = _native.OrdinalQuery
 Hierarchy = _native.Hierarchy
 ReadGroup = _native.ReadGroup
 MapGroup = _native.MapGroup
+# An extension of ours (not in the published API): batched small writes,
+# from ``Stage.write_batch``.
+WriteBatch = _native.WriteBatch
 
 TIMEOUT_INFINITE = (1 << 64) - 1
 OVSTAGE_TIMEOUT_INFINITE = TIMEOUT_INFINITE
@@ -65,6 +68,8 @@ __all__ = [
     "typed_tensor_to_write", "instancing", "population", "BuildInfo", "get_build_info", "library_version",
     "set_log_callback", "flush_log", "TIMEOUT_INFINITE", "OVSTAGE_TIMEOUT_INFINITE", "OVX_API_SUCCESS",
     "OVX_API_ERROR", "__version__",
+    # Extension of ours, not in the published API (spec section 2.1).
+    "WriteBatch",
 ]
 
 _ = _sys

@@ -7,7 +7,8 @@ import numpy as np
 
 from . import _native, gates as gates, instancing as instancing, population as population
 from ._native import (Hierarchy as Hierarchy, Map as Map, MapGroup as MapGroup, Operation as Operation,
-                      OrdinalQuery as OrdinalQuery, Query as Query, Read as Read, ReadGroup as ReadGroup)
+                      OrdinalQuery as OrdinalQuery, Query as Query, Read as Read, ReadGroup as ReadGroup,
+                      WriteBatch as WriteBatch)
 
 __all__: List[str]
 __version__: str
