@@ -70,9 +70,13 @@ impl Stage {
     pub(crate) fn orphan(&self, op: OpId) {
         let Ok(mut list) = self.orphans.lock() else { return };
         list.ops.push(op);
-        if list.ops.len() < list.sweep_at.max(ORPHAN_SWEEP_MIN) {
-            return;
+        if list.ops.len() >= list.sweep_at.max(ORPHAN_SWEEP_MIN) {
+            self.sweep(&mut list);
         }
+    }
+
+    /// Releases the unwaited ops that have completed.
+    fn sweep(&self, list: &mut Orphans) {
         let Ok(stage) = self.stage("orphan") else {
             list.ops.clear();
             return;
@@ -366,6 +370,12 @@ impl Stage {
 
     /// `(tracked_ops, handles, versions, prims)` of the engine (tests).
     fn _stats(&self) -> PyResult<(usize, usize, usize, usize)> {
+        // What the stage holds for the client: unwaited ops that have
+        // completed are released first (a sweep otherwise waits for the
+        // list of them to double, however long ago they completed).
+        if let Ok(mut list) = self.orphans.lock() {
+            self.sweep(&mut list);
+        }
         let s = self.stage("_stats")?.stats();
         Ok((s.tracked_ops, s.handles, s.versions, s.prims))
     }
