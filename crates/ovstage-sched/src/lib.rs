@@ -17,6 +17,8 @@
 //!   floor advance submitted before it;
 //! - everything else is independent and runs concurrently.
 //!
+//! [`trace`] records every op into a Chrome trace (the op timeline).
+//!
 //! A poll of a finished op is a table lookup and one atomic load. Waiting
 //! with an infinite timeout helps: the waiting thread runs ready ops of the
 //! waited op's dependency chain itself instead of sleeping until a lane
@@ -31,6 +33,7 @@ mod order;
 mod scheduler;
 mod spec;
 mod table;
+pub mod trace;
 
 pub use node::Failure;
 pub use scheduler::{FailureFn, FailureHook, Job, Lanes, QueueFull, Scheduler, SchedulerConfig, WaitError};

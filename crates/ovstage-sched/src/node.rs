@@ -7,6 +7,7 @@ use ovstage_types::{Error, OpId};
 use smallvec::SmallVec;
 
 use crate::spec::{HandleKey, Order};
+use crate::trace::Tag;
 use ovstage_types::sync::lock;
 
 /// Why an op failed: the error, and the op that caused it when the failure
@@ -89,10 +90,12 @@ pub(crate) struct Node {
     /// `None` for ops without ordering relations: they skip the ordering
     /// lock entirely.
     pub(crate) role: Option<Role>,
+    /// What the op timeline shows of it.
+    pub(crate) tag: Tag,
 }
 
 impl Node {
-    pub(crate) fn new(id: OpId, job: BoxedJob, role: Option<Role>) -> Node {
+    pub(crate) fn new(id: OpId, job: BoxedJob, role: Option<Role>, tag: Tag) -> Node {
         Node {
             id,
             state: AtomicU8::new(state::WAITING),
@@ -103,6 +106,7 @@ impl Node {
             dependents: Mutex::new(SmallVec::new()),
             failure: OnceLock::new(),
             role,
+            tag,
         }
     }
 

@@ -17,6 +17,7 @@ use crate::node::{Failure, Node, Role, state};
 use crate::order::OrderState;
 use crate::spec::{OpSpec, Placement};
 use crate::table::OpTable;
+use crate::trace::{self, Tag};
 
 /// The work of an op: runs once on some lane (or on a thread waiting for
 /// it) and reports success or a [`Failure`].
@@ -187,6 +188,10 @@ impl Shared {
             return;
         }
         let job = node.take_job();
+        let traced = trace::on();
+        if traced {
+            trace::began(node.id, node.tag);
+        }
         let result = {
             let _serial = self.serial.as_ref().map(lock);
             match job {
@@ -200,6 +205,9 @@ impl Shared {
                 None => Err(Failure::from(Error::internal(format!("{} had no job to run", node.id)))),
             }
         };
+        if traced {
+            trace::ended(node.id, node.tag, result.as_ref().err().map(|f| &f.error));
+        }
         self.complete(node, result, ctx);
     }
 
@@ -367,6 +375,7 @@ impl Scheduler {
             ON_LANE.with(|on| on.set(true));
             runner.execute(&node, ctx);
         });
+        trace::scheduler_started();
         Scheduler { shared, pool, lanes, max_ops: config.max_ops }
     }
 
@@ -436,7 +445,7 @@ impl Scheduler {
             let mut order = lock(&shared.order);
             self.room_for(spec)?;
             let job = build()?;
-            let node = shared.table.insert_new(|id| Node::new(id, job, Some(role)));
+            let node = shared.table.insert_new(|id| Node::new(id, job, Some(role), Tag::of(spec)));
             let deps = order.register(&node, spec);
             let mut ids = Vec::with_capacity(deps.len());
             for dep in deps {
@@ -453,9 +462,12 @@ impl Scheduler {
         } else {
             self.room_for(spec)?;
             let job = build()?;
-            shared.table.insert_new(|id| Node::new(id, job, None))
+            shared.table.insert_new(|id| Node::new(id, job, None, Tag::of(spec)))
         };
         let id = node.id;
+        if trace::on() {
+            trace::enqueued(id, node.tag);
+        }
         if node.release_dependency() {
             if spec.placement == Placement::SubmitterWhenReady && shared.serial.is_none() && !ON_LANE.with(Cell::get) {
                 let ctx = LaneContext { local: None, shared: self.injector() };
@@ -570,6 +582,7 @@ impl Drop for Scheduler {
     fn drop(&mut self) {
         self.drain();
         self.pool.shutdown();
+        trace::scheduler_stopped();
     }
 }
 

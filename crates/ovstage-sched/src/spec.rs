@@ -131,6 +131,11 @@ pub struct OpSpec {
     pub releases: Option<HandleKey>,
     /// Where it runs once ready.
     pub placement: Placement,
+    /// The call it was made by, for the op timeline ([`crate::trace`]);
+    /// `None` names it by its ordering class.
+    pub label: Option<&'static str>,
+    /// The payload bytes it moves, for the op timeline.
+    pub bytes: u64,
 }
 
 /// Where a ready op runs.
@@ -150,7 +155,15 @@ pub enum Placement {
 impl OpSpec {
     /// An op with the given ordering class and no handle relations.
     pub fn new(order: Order) -> OpSpec {
-        OpSpec { order, uses: SmallVec::new(), produces: None, releases: None, placement: Placement::Lanes }
+        OpSpec {
+            order,
+            uses: SmallVec::new(),
+            produces: None,
+            releases: None,
+            placement: Placement::Lanes,
+            label: None,
+            bytes: 0,
+        }
     }
 
     /// An independent op.
@@ -182,6 +195,18 @@ impl OpSpec {
     /// (see [`Placement::SubmitterWhenReady`]).
     pub fn on_submitter_when_ready(mut self) -> OpSpec {
         self.placement = Placement::SubmitterWhenReady;
+        self
+    }
+
+    /// Names the op in the op timeline by the call that made it.
+    pub fn labelled(mut self, call: &'static str) -> OpSpec {
+        self.label = Some(call);
+        self
+    }
+
+    /// Records the payload bytes the op moves, for the op timeline.
+    pub fn with_bytes(mut self, bytes: u64) -> OpSpec {
+        self.bytes = bytes;
         self
     }
 

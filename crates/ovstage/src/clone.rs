@@ -62,7 +62,7 @@ impl Stage {
         }
         let targets: Vec<PrimPath> = targets.to_vec();
         let key = inner.next_group_id();
-        let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::all() });
+        let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::all() }).labelled("clone_subtree");
         let owner = inner.clone();
         // The prims a clone touches are known only when it runs.
         let checked_targets = targets.clone();

@@ -54,7 +54,8 @@ impl StageInner {
         // A delete removes what exists when it runs: order it with every
         // mutation of what it touches.
         if attributes.is_empty() {
-            let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::all() }).using(q.key);
+            let spec =
+                OpSpec::new(Order::Barrier { ordinal, cells: Cells::all() }).using(q.key).labelled("delete_attributes");
             return self.submit_mutation(&spec, Reach::Prims(&q), ordinal, CALL, job(Target::Prims));
         }
         let mut families: Vec<Arc<Family>> = Vec::with_capacity(attributes.len());
@@ -68,8 +69,9 @@ impl StageInner {
                 families.push(family);
             }
         }
-        let spec =
-            OpSpec::new(Order::Barrier { ordinal, cells: Cells::keys(families.iter().map(|f| f.id)) }).using(q.key);
+        let spec = OpSpec::new(Order::Barrier { ordinal, cells: Cells::keys(families.iter().map(|f| f.id)) })
+            .using(q.key)
+            .labelled("delete_attributes");
         // Admission treats every targeted cell as changed by the delete.
         let targets = Targets::whole(&q);
         let admitted: Vec<(&Arc<Family>, &Targets<'_>)> = families.iter().map(|f| (f, &targets)).collect();

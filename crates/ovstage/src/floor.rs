@@ -92,10 +92,10 @@ impl Stage {
         let state = self.inner.ordinal_queries.remove(handle.get()).ok_or_else(|| {
             Error::invalid_handle(format!("release_ordinal_query: {handle} is unknown or already released"))
         })?;
-        Ok(self
-            .inner
-            .sched
-            .submit(&OpSpec::independent().releasing(state.key).on_submitter_when_ready(), Box::new(|| Ok(())))?)
+        Ok(self.inner.sched.submit(
+            &OpSpec::independent().releasing(state.key).on_submitter_when_ready().labelled("release_ordinal_query"),
+            Box::new(|| Ok(())),
+        )?)
     }
 }
 
@@ -127,7 +127,7 @@ impl StageInner {
             let _ = job_state.value.set(Ok(answer()));
             Ok(())
         });
-        let spec = OpSpec::new(Order::AfterFloors).producing(key);
+        let spec = OpSpec::new(Order::AfterFloors).producing(key).labelled("ordinal_query");
         let cheap = match cost {
             AnswerCost::Constant => true,
             AnswerCost::PerAttribute => read(&self.families).all.len() <= INLINE_PASS_ATTRIBUTES,
@@ -163,7 +163,7 @@ impl StageInner {
                 (SchedScope::Exclude(ids(&fams)), None, Some(fams))
             }
         };
-        let spec = OpSpec::new(Order::FloorAdvance { ordinal, scope: sched_scope });
+        let spec = OpSpec::new(Order::FloorAdvance { ordinal, scope: sched_scope }).labelled("advance_write_floor");
         let owner = self.clone();
         self.sched.submit_with(&spec, || -> Result<Job> {
             // Runs under the ordering lock: later enqueue checks see the new

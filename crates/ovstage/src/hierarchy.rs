@@ -32,7 +32,7 @@ impl Stage {
             let _ = job_state.result.set(owner.lookup(&paths, ordinal, relation));
             Ok(())
         });
-        let op = inner.sched.submit(&OpSpec::new(Order::AfterFloors).producing(key), job)?;
+        let op = inner.sched.submit(&OpSpec::new(Order::AfterFloors).producing(key).labelled("get_hierarchy"), job)?;
         let _ = state.op.set(op);
         let raw = inner.hierarchies.insert_with(|_| state);
         Ok(Enqueued { handle: HierarchyHandle::from_raw(raw).expect("never 0"), op })
@@ -59,10 +59,10 @@ impl Stage {
         let state = self.inner.hierarchies.remove(handle.get()).ok_or_else(|| {
             Error::invalid_handle(format!("release_hierarchy: {handle} is unknown or already released"))
         })?;
-        Ok(self
-            .inner
-            .sched
-            .submit(&OpSpec::independent().releasing(state.key).on_submitter_when_ready(), Box::new(|| Ok(())))?)
+        Ok(self.inner.sched.submit(
+            &OpSpec::independent().releasing(state.key).on_submitter_when_ready().labelled("release_hierarchy"),
+            Box::new(|| Ok(())),
+        )?)
     }
 }
 

@@ -80,6 +80,10 @@ pub use state::{HierarchyItem, HierarchyResult};
 pub use tensor::{Element, HostBytes, Tensor, TensorDesc};
 pub use xform::ComputationModel;
 
+/// The op timeline: `trace::start(path)` records every op of the process into
+/// a Chrome trace (opens in Perfetto), written by `trace::stop()`; so does
+/// `OVSTAGE_TRACE=path.json`, from the first stage to the last one dropped.
+pub use ovstage_sched::trace;
 pub use ovstage_sched::{Lanes, WaitError};
 pub use ovstage_types::{
     AdmissionPolicy, AttributeMode, DType, DTypeCode, Device, Error, ErrorContext, ErrorKind, FilterOp,

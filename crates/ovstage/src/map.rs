@@ -301,7 +301,7 @@ impl StageInner {
             let _ = job_state.setup.set(setup);
             failure.map_or(Ok(()), |e| Err(Failure::from(e)))
         });
-        let spec = OpSpec::new(order(force, ordinal, family.id)).using(q.key).producing(key);
+        let spec = OpSpec::new(order(force, ordinal, family.id)).using(q.key).producing(key).labelled("map_attribute");
         let targets = Targets::whole(&q);
         // The session keeps its ticket (its ordinal stays pending: nothing
         // merges past it) until the commit ending it has run.
@@ -424,7 +424,11 @@ impl StageInner {
 
     fn enqueue_commit(self: &Arc<Self>, state: &Arc<MapState>, groups: Vec<MapGroup>, end: bool) -> Result<OpId> {
         let force = state.attribute_mode == AttributeMode::Force;
-        let spec = OpSpec::new(order(force, state.ordinal, state.family.id)).using(state.key);
+        let spec = OpSpec::new(order(force, state.ordinal, state.family.id)).using(state.key).labelled(if end {
+            "unmap_attribute"
+        } else {
+            "unmap_group"
+        });
         let spec = if end { spec.releasing(state.key) } else { spec };
         // The commit ending the session takes its ticket and drops it once
         // it has run (or at once when refused).

@@ -220,7 +220,9 @@ impl Stage {
             let _ = job_state.resolved.set(result);
             failure.map_or(Ok(()), |e| Err(Failure::from(e)))
         });
-        let op = inner.sched.submit(&OpSpec::new(ovstage_sched::Order::AfterFloors).producing(state.key), job)?;
+        let op = inner
+            .sched
+            .submit(&OpSpec::new(ovstage_sched::Order::AfterFloors).producing(state.key).labelled("query"), job)?;
         let _ = state.producer.set(op);
         let raw = inner.queries.insert_with(|_| state);
         Ok(Enqueued { handle: QueryHandle::from_raw(raw).expect("never 0"), op })
@@ -277,7 +279,7 @@ impl Stage {
             }
             Ok(())
         });
-        Ok(inner.sched.submit(&OpSpec::independent().releasing(key), job)?)
+        Ok(inner.sched.submit(&OpSpec::independent().releasing(key).labelled("release_query"), job)?)
     }
 }
 

@@ -151,10 +151,10 @@ impl Stage {
             .reads
             .remove(read.get())
             .ok_or_else(|| Error::invalid_handle(format!("release_read: {read} is unknown or already released")))?;
-        Ok(self
-            .inner
-            .sched
-            .submit(&OpSpec::independent().releasing(state.key).on_submitter_when_ready(), Box::new(|| Ok(())))?)
+        Ok(self.inner.sched.submit(
+            &OpSpec::independent().releasing(state.key).on_submitter_when_ready().labelled("release_read"),
+            Box::new(|| Ok(())),
+        )?)
     }
 }
 
@@ -226,7 +226,7 @@ impl StageInner {
             outcome: OnceLock::new(),
             groups: Mutex::new(VecDeque::new()),
         });
-        let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key);
+        let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key).labelled("read_attributes");
         let cells = q.ready().map_or(usize::MAX, |r| read_cells(r.prims.len(), &requested, range));
         let spec = if cells <= INLINE_READ_CELLS { spec.on_submitter_when_ready() } else { spec };
         let (owner, job_state, job_query) = (self.clone(), state.clone(), q.clone());

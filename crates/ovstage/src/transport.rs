@@ -32,7 +32,22 @@ pub(crate) struct Transport {
     pub(crate) rows: u64,
 }
 
+impl Values {
+    /// The payload's size in bytes (for the op timeline).
+    pub(crate) fn byte_len(&self) -> u64 {
+        match self {
+            Values::Fixed(t) | Values::ArrayPacked(t) => t.bytes().len() as u64,
+            Values::ArrayRows(rows) => (0..rows.len()).map(|r| rows.row(r).len() as u64).sum(),
+        }
+    }
+}
+
 impl Transport {
+    /// The payload's size in bytes (for the op timeline).
+    pub(crate) fn byte_len(&self) -> u64 {
+        self.values.byte_len()
+    }
+
     pub(crate) fn kind(&self) -> ValueKind {
         match self.values {
             Values::Fixed(_) => ValueKind::Fixed,

@@ -29,6 +29,14 @@ impl Entry {
             Entry::Deferred { family, .. } => family,
         }
     }
+
+    /// The payload's size in bytes (for the op timeline).
+    fn byte_len(&self) -> u64 {
+        match self {
+            Entry::Ready(p) => p.transport.byte_len(),
+            Entry::Deferred { data, .. } => data.values.byte_len(),
+        }
+    }
 }
 
 /// One validated entry of a write op.
@@ -158,7 +166,9 @@ impl StageInner {
         } else {
             Order::Mutation { ordinal, cells }
         };
-        let spec = OpSpec::new(order).using(q.key);
+        // Summed only for the op timeline (an array payload's rows are walked).
+        let bytes = if ovstage_sched::trace::is_on() { entries.iter().map(Entry::byte_len).sum() } else { 0 };
+        let spec = OpSpec::new(order).using(q.key).labelled(call).with_bytes(bytes);
         let families: PerEntry<Arc<Family>> = entries.iter().map(|e| e.family().clone()).collect();
         let targets: PerEntry<Targets<'_>> = entries
             .iter()

@@ -116,7 +116,8 @@ impl Stage {
         let (input, output) = (input_ordinal.into().get(), output_ordinal.into().get());
         let local = inner.family(inner.paths.intern_token(LOCAL)?)?;
         let world = inner.family(inner.paths.intern_token(WORLD)?)?;
-        let spec = OpSpec::new(Order::Barrier { ordinal: output, cells: Cells::keys([local.id, world.id]) });
+        let spec = OpSpec::new(Order::Barrier { ordinal: output, cells: Cells::keys([local.id, world.id]) })
+            .labelled("compute_hierarchy");
         let targets = Targets::unknown();
         let owner = inner.clone();
         inner.submit_mutation(&spec, Reach::Families(&[(&world, &targets)]), output, CALL, move |ticket| -> Job {

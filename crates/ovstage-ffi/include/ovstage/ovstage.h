@@ -82,6 +82,26 @@ ovstage_api_status_t ovstage_set_log_callback(ovstage_log_severity_t severity,
 ovstage_api_status_t ovstage_flush_log(ovstage_timeout_ns_t timeout);
 
 /**
+ * Starts the op timeline (an extension of ours, not in the published
+ * 0.3.0 API): every op of every instance in the process is recorded into a
+ * Chrome trace (JSON; opens in Perfetto) written to `path` by
+ * `ovstage_trace_stop`. The file is created now. `INVALID_ARGUMENT` for an
+ * unwritable path or while a trace is already being recorded. Setting
+ * `OVSTAGE_TRACE=path.json` in the environment does the same from the
+ * first instance to the last one destroyed.
+ *
+ * # Safety
+ * `path` describes `length` readable bytes (or is `{NULL, 0}`).
+ */
+ovstage_api_status_t ovstage_trace_start(ovx_string_t path);
+
+/**
+ * Stops the op timeline and writes its file (an extension of ours). OK
+ * also when no trace was being recorded.
+ */
+ovstage_api_status_t ovstage_trace_stop(void);
+
+/**
  * Creates an instance (`desc` may be NULL) and stores it in
  * `*out_instance`. Destroy it with `ovstage_destroy_instance`.
  *

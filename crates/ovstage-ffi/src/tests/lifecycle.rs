@@ -180,3 +180,29 @@ fn unimplemented_exports_say_so() {
         assert_eq!(name, b"cpu-incremental");
     }
 }
+
+#[test]
+fn the_op_timeline_starts_and_stops_through_the_c_exports() {
+    let _g = exclusive();
+    let path = std::env::temp_dir().join(format!("ovstage-ffi-trace-{}.json", std::process::id()));
+    let text = path.to_str().unwrap().to_owned();
+    assert_eq!(ovstage_trace_stop().0, OK, "stopping with no trace is OK");
+    // SAFETY: empty and NULL-with-length strings are reported, not read.
+    assert_eq!(unsafe { ovstage_trace_start(s("")) }.0, INVALID_ARGUMENT);
+    assert!(last_error().contains("path is empty"), "{}", last_error());
+    // SAFETY: as above.
+    assert_eq!(unsafe { ovstage_trace_start(ovx_string_t { ptr: std::ptr::null(), length: 3 }) }.0, INVALID_ARGUMENT);
+    // SAFETY: `text` outlives the call.
+    assert_eq!(unsafe { ovstage_trace_start(s(&text)) }.0, OK);
+    // SAFETY: as above.
+    assert_eq!(unsafe { ovstage_trace_start(s(&text)) }.0, INVALID_ARGUMENT);
+    assert!(last_error().contains("already being recorded"), "{}", last_error());
+    Inst::new().seal(1);
+    assert_eq!(ovstage_trace_stop().0, OK);
+    let json = std::fs::read_to_string(&path).unwrap();
+    assert!(json.starts_with("{\"displayTimeUnit\":\"ns\",\"traceEvents\":["), "{json}");
+    assert!(json.trim_end().ends_with("]}"), "{json}");
+    assert!(json.contains("\"name\":\"advance_write_floor\""), "{json}");
+    assert_eq!(json.matches("\"ph\":\"B\"").count(), json.matches("\"ph\":\"E\"").count(), "{json}");
+    let _ = std::fs::remove_file(&path);
+}
