@@ -6,18 +6,22 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-const USAGE: &str = "usage: cargo xtask bench [--against DIR] [--filter TEXT|TEXT...] [--rounds N] [--report FILE]
+const USAGE: &str = "usage: cargo xtask bench [--against DIR] [--filter TEXT|TEXT...] [--rounds N] [--busy N] [--report FILE]
 
 Runs every workload of crates/ovstage-bench on our library (release build);
 with --against, also on DIR/libovstage-dynamic.so, interleaved, printing
 ours / reference / ratio. --report writes the results as Markdown into FILE
 between the lines <!-- bench:begin --> and <!-- bench:end --> (e.g.
 BENCHMARKS.md, whose other sections are kept; a new FILE gets just that
-section).";
+section). --busy N runs with N CPU-bound threads spinning beside the
+libraries for the whole run; its report goes between <!-- bench-busy:begin -->
+and <!-- bench-busy:end --> instead.";
 
 /// The lines around the section of a report file this command owns.
 const BEGIN: &str = "<!-- bench:begin -->";
 const END: &str = "<!-- bench:end -->";
+const BUSY_BEGIN: &str = "<!-- bench-busy:begin -->";
+const BUSY_END: &str = "<!-- bench-busy:end -->";
 
 /// Builds `ovstage-ffi` and `ovstage-bench` with `profile` (`release` or
 /// `dev`); returns the target directory of that profile.
@@ -37,6 +41,7 @@ fn build(profile: &str) -> Result<PathBuf, String> {
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let mut pass = Vec::new();
     let mut report = None;
+    let mut busy = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -50,9 +55,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 pass.push(lib.display().to_string());
             }
             "--report" => report = Some(PathBuf::from(it.next().ok_or("--report needs a file")?)),
-            "--filter" | "--rounds" => {
+            "--filter" | "--rounds" | "--busy" => {
+                let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
+                busy |= a == "--busy" && value != "0";
                 pass.push(a.clone());
-                pass.push(it.next().ok_or_else(|| format!("{a} needs a value"))?.clone());
+                pass.push(value.clone());
             }
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -81,8 +88,9 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     }
     if let Some(path) = report {
         let section = std::fs::read_to_string(&scratch).map_err(|e| format!("reading {}: {e}", scratch.display()))?;
-        crate::sections::write_section(&path, BEGIN, END, &section)?;
-        println!("section {BEGIN} of {} rewritten", path.display());
+        let (begin, end) = if busy { (BUSY_BEGIN, BUSY_END) } else { (BEGIN, END) };
+        crate::sections::write_section(&path, begin, end, &section)?;
+        println!("section {begin} of {} rewritten", path.display());
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! against two libraries side by side.
 //!
 //! ```text
-//! ovstage-bench --ours LIB [--against LIB] [--filter TEXT|TEXT...] [--rounds N] [--report FILE]
+//! ovstage-bench --ours LIB [--against LIB] [--filter TEXT|TEXT...] [--rounds N] [--busy N] [--report FILE]
 //! ovstage-bench --smoke --ours LIB        every workload once, tiny sizes
 //! ```
 //!
@@ -30,13 +30,15 @@ use std::process::ExitCode;
 use report::{Options, run};
 
 const USAGE: &str = "usage:
-  ovstage-bench --ours LIB [--against LIB] [--filter TEXT|TEXT...] [--rounds N] [--report FILE]
-      (--filter: run the workloads whose name contains one of the texts)
+  ovstage-bench --ours LIB [--against LIB] [--filter TEXT|TEXT...] [--rounds N] [--busy N] [--report FILE]
+      (--filter: run the workloads whose name contains one of the texts;
+       --busy: N CPU-bound threads spin in this process for the whole run)
   ovstage-bench --smoke --ours LIB
   ovstage-bench worker LIB   (internal: serves one library to the parent)";
 
 fn parse(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { ours: PathBuf::new(), against: None, filter: None, rounds: 5, report: None, smoke: false };
+    let mut o =
+        Options { ours: PathBuf::new(), against: None, filter: None, rounds: 5, report: None, smoke: false, busy: 0 };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
@@ -47,6 +49,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--rounds" => o.rounds = value("--rounds")?.parse().map_err(|e| format!("--rounds: {e}"))?,
             "--report" => o.report = Some(PathBuf::from(value("--report")?)),
             "--smoke" => o.smoke = true,
+            "--busy" => o.busy = value("--busy")?.parse().map_err(|e| format!("--busy: {e}"))?,
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
