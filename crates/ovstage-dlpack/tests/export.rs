@@ -45,6 +45,17 @@ fn groups(s: &Stage, q: QueryHandle, attr: &str, range: OrdinalRange) -> Vec<Rea
     out
 }
 
+/// Writes `arr` (f32 pairs) at 1 on the query's three prims: rows of two,
+/// zero and one pair.
+fn write_three_array_rows(s: &Stage, q: QueryHandle) {
+    let rows = vec![
+        Tensor::rows(vec![1f32, 1., 2., 2.], 2).unwrap(),
+        Tensor::rows(Vec::<f32>::new(), 2).unwrap(),
+        Tensor::rows(vec![3f32, 3.], 2).unwrap(),
+    ];
+    done(s, s.write_attribute(q, "arr", 1, WriteData::array_rows(rows), PrimMode::Upsert).unwrap());
+}
+
 /// A stage holding `pos` (f32x3) on /A and /B, sealed at 1.
 fn positions() -> (Stage, QueryHandle, ReadGroup) {
     let s = stage();
@@ -145,12 +156,7 @@ fn exports_refuse_missing_tensors() {
 fn array_groups_export_one_tensor_per_prim() {
     let s = stage();
     let q = query(&s, &["/A", "/B", "/C"]);
-    let rows = vec![
-        Tensor::rows(vec![1f32, 1., 2., 2.], 2).unwrap(),
-        Tensor::rows(Vec::<f32>::new(), 2).unwrap(),
-        Tensor::rows(vec![3f32, 3.], 2).unwrap(),
-    ];
-    done(&s, s.write_attribute(q, "arr", 1, WriteData::array_rows(rows), PrimMode::Upsert).unwrap());
+    write_three_array_rows(&s, q);
     done(&s, s.advance_write_floor(1, FloorScope::All).unwrap());
     let group = groups(&s, q, "arr", OrdinalRange::LATEST).pop().unwrap();
     let held = ReadTensors::new(group.clone());
@@ -348,12 +354,7 @@ fn prepared_descriptors_are_built_by_the_read_and_equal_built_ones() {
     let again = s.set_group_preparer(Box::new(ovstage_dlpack::prepare)).unwrap_err();
     assert_eq!(again.status(), ovstage::Status::InvalidArgument, "{again}");
     let q = query(&s, &["/A", "/B", "/C"]);
-    let rows = vec![
-        Tensor::rows(vec![1f32, 1., 2., 2.], 2).unwrap(),
-        Tensor::rows(Vec::<f32>::new(), 2).unwrap(),
-        Tensor::rows(vec![3f32, 3.], 2).unwrap(),
-    ];
-    done(&s, s.write_attribute(q, "arr", 1, WriteData::array_rows(rows), PrimMode::Upsert).unwrap());
+    write_three_array_rows(&s, q);
     let fixed = Tensor::rows(vec![1f32, 2., 3., 4., 5., 6.], 2).unwrap();
     done(&s, s.write_attribute(q, "pos", 1, WriteData::fixed(fixed), PrimMode::Upsert).unwrap());
     done(&s, s.advance_write_floor(1, FloorScope::All).unwrap());

@@ -95,7 +95,7 @@ unsafe fn read_num(e: Elem, p: *const u8) -> Num {
     // unaligned reads, as numpy data may be unaligned.
     unsafe {
         match (e.code, e.bits) {
-            (DTypeCode::Float, 16) => Num::F(f16_to_f64(p.cast::<u16>().read_unaligned())),
+            (DTypeCode::Float, 16) => Num::F(ovstage_types::f16_to_f64(p.cast::<u16>().read_unaligned())),
             (DTypeCode::Float, 32) => Num::F(f64::from(p.cast::<f32>().read_unaligned())),
             (DTypeCode::Float, _) => Num::F(p.cast::<f64>().read_unaligned()),
             (DTypeCode::Int, 8) => Num::I(i64::from(p.cast::<i8>().read_unaligned())),
@@ -108,19 +108,6 @@ unsafe fn read_num(e: Elem, p: *const u8) -> Num {
             (DTypeCode::UInt, _) => Num::U(p.cast::<u64>().read_unaligned()),
             _ => Num::B(p.read() != 0),
         }
-    }
-}
-
-/// IEEE half to double (exact).
-fn f16_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from((h >> 10) & 0x1f);
-    let man = f64::from(h & 0x3ff);
-    match exp {
-        0 => sign * man * 2f64.powi(-24),
-        0x1f if man == 0.0 => sign * f64::INFINITY,
-        0x1f => f64::NAN,
-        _ => sign * (1.0 + man / 1024.0) * 2f64.powi(exp - 15),
     }
 }
 

@@ -159,9 +159,35 @@ impl fmt::Display for DType {
     }
 }
 
+/// The value of an IEEE 754 half-precision float given by its bits
+/// (exact: every half is a double).
+pub fn f16_to_f64(bits: u16) -> f64 {
+    let sign = if bits >> 15 == 1 { -1.0 } else { 1.0 };
+    let exp = i32::from((bits >> 10) & 0x1f);
+    let frac = f64::from(bits & 0x3ff);
+    match exp {
+        0 => sign * frac * 2f64.powi(-24),
+        31 if frac == 0.0 => sign * f64::INFINITY,
+        31 => f64::NAN,
+        e => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn halves_convert_exactly() {
+        assert_eq!(f16_to_f64(0x3c00), 1.0);
+        assert_eq!(f16_to_f64(0xc000), -2.0);
+        assert_eq!(f16_to_f64(0x3555), 0.333_251_953_125);
+        assert_eq!(f16_to_f64(0x0001), 2f64.powi(-24), "the smallest subnormal");
+        assert_eq!(f16_to_f64(0x7bff), 65504.0, "the largest finite half");
+        assert_eq!(f16_to_f64(0xfc00), f64::NEG_INFINITY);
+        assert!(f16_to_f64(0x7e00).is_nan());
+        assert_eq!(f16_to_f64(0x8000).to_bits(), (-0.0f64).to_bits());
+    }
 
     #[test]
     fn codes_match_dlpack() {

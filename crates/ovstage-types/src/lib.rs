@@ -22,7 +22,7 @@ mod status;
 pub mod sync;
 
 pub use device::Device;
-pub use dtype::{DType, DTypeCode};
+pub use dtype::{DType, DTypeCode, f16_to_f64};
 pub use error::{Error, ErrorContext, ErrorKind, Result};
 pub use handles::{
     HierarchyHandle, MapHandle, OrdinalQueryHandle, PathList, PrimPath, QueryHandle, QueryResultId, ReadGroupId,

@@ -46,19 +46,6 @@ impl Number {
     }
 }
 
-/// A half-precision float's value.
-fn f16_value(bits: u16) -> f64 {
-    let sign = if bits >> 15 == 1 { -1.0 } else { 1.0 };
-    let exp = i32::from((bits >> 10) & 0x1f);
-    let frac = f64::from(bits & 0x3ff);
-    match exp {
-        0 => sign * frac * 2f64.powi(-24),
-        31 if frac == 0.0 => sign * f64::INFINITY,
-        31 => f64::NAN,
-        e => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
-    }
-}
-
 /// The elements of a stored value of scalar type `dtype` (lanes ignored).
 fn elements(bytes: &[u8], dtype: DType) -> Option<Vec<Number>> {
     let width = usize::from(dtype.bits / 8);
@@ -75,7 +62,7 @@ fn elements(bytes: &[u8], dtype: DType) -> Option<Vec<Number>> {
                 (DTypeCode::Int, 32) => Number::Int(i128::from(raw as u32 as i32)),
                 (DTypeCode::Int, 64) => Number::Int(i128::from(raw as i64)),
                 (DTypeCode::UInt | DTypeCode::Bool, _) => Number::Int(i128::from(raw)),
-                (DTypeCode::Float, 16) => Number::Float(f16_value(raw as u16)),
+                (DTypeCode::Float, 16) => Number::Float(ovstage_types::f16_to_f64(raw as u16)),
                 (DTypeCode::Float, 32) => Number::Float(f64::from(f32::from_bits(raw as u32))),
                 (DTypeCode::Float, 64) => Number::Float(f64::from_bits(raw)),
                 _ => return None,
