@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-const USAGE: &str = "usage: cargo xtask bench [--against DIR] [--filter TEXT|TEXT...] [--rounds N] [--busy N] [--report FILE]
+const USAGE: &str =
+    "usage: cargo xtask bench [--against DIR] [--filter TEXT|TEXT...] [--rounds N] [--busy N] [--report FILE]
 
 Runs every workload of crates/ovstage-bench on our library (release build);
 with --against, also on DIR/libovstage-dynamic.so, interleaved, printing
