@@ -37,6 +37,6 @@ pub mod trace;
 
 pub use node::Failure;
 pub use scheduler::{FailureFn, FailureHook, Job, Lanes, QueueFull, Scheduler, SchedulerConfig, WaitError};
-pub use spec::{CellKey, Cells, FloorScope, HandleKey, OpSpec, Order, Placement};
+pub use spec::{CellKey, Cells, FloorScope, HandleKey, OpSpec, Order, Placement, Traced};
 
 pub use ovstage_types::{OpId, Timeout};

@@ -55,6 +55,20 @@ pub(crate) struct Role {
 }
 
 impl Role {
+    /// Whether the ordering state keeps a reference to the node (as a
+    /// bucket's, a barrier's or the floor chain's tail, or as a handle's
+    /// user or producer) that its completion must remove, and so whether
+    /// any later op can depend on it. An op that only releases a handle or
+    /// only follows the floor chain is neither: its completion needs no
+    /// ordering lock.
+    pub(crate) fn is_recorded(&self) -> bool {
+        self.mutation_ordinal.is_some()
+            || self.barrier
+            || self.floor_advance
+            || !self.uses.is_empty()
+            || self.produces.is_some()
+    }
+
     pub(crate) fn new(order: &Order, uses: &[HandleKey], produces: Option<HandleKey>) -> Role {
         Role {
             mutation_ordinal: match order {
@@ -90,12 +104,13 @@ pub(crate) struct Node {
     /// `None` for ops without ordering relations: they skip the ordering
     /// lock entirely.
     pub(crate) role: Option<Role>,
-    /// What the op timeline shows of it.
-    pub(crate) tag: Tag,
+    /// What the op timeline shows of it; only for ops submitted while a
+    /// trace is being recorded (so nothing is built or copied otherwise).
+    pub(crate) tag: Option<Box<Tag>>,
 }
 
 impl Node {
-    pub(crate) fn new(id: OpId, job: BoxedJob, role: Option<Role>, tag: Tag) -> Node {
+    pub(crate) fn new(id: OpId, job: BoxedJob, role: Option<Role>, tag: Option<Box<Tag>>) -> Node {
         Node {
             id,
             state: AtomicU8::new(state::WAITING),

@@ -188,9 +188,8 @@ impl Shared {
             return;
         }
         let job = node.take_job();
-        let traced = trace::on();
-        if traced {
-            trace::began(node.id, node.tag);
+        if let Some(tag) = &node.tag {
+            trace::began(node.id, tag);
         }
         let result = {
             let _serial = self.serial.as_ref().map(lock);
@@ -205,8 +204,8 @@ impl Shared {
                 None => Err(Failure::from(Error::internal(format!("{} had no job to run", node.id)))),
             }
         };
-        if traced {
-            trace::ended(node.id, node.tag, result.as_ref().err().map(|f| &f.error));
+        if let Some(tag) = &node.tag {
+            trace::ended(node.id, tag, result.as_ref().err().map(|f| &f.error));
         }
         self.complete(node, result, ctx);
     }
@@ -222,7 +221,7 @@ impl Shared {
                 state::FAILED
             }
         };
-        let dependents = if node.role.is_some() {
+        let dependents = if node.role.as_ref().is_some_and(Role::is_recorded) {
             let mut order = lock(&self.order);
             order.complete(node);
             node.state.store(final_state, Ordering::Release);
@@ -445,7 +444,7 @@ impl Scheduler {
             let mut order = lock(&shared.order);
             self.room_for(spec)?;
             let job = build()?;
-            let node = shared.table.insert_new(|id| Node::new(id, job, Some(role), Tag::of(spec)));
+            let node = shared.table.insert_new(|id| Node::new(id, job, Some(role), Tag::when_tracing(spec)));
             let deps = order.register(&node, spec);
             let mut ids = Vec::with_capacity(deps.len());
             for dep in deps {
@@ -462,11 +461,11 @@ impl Scheduler {
         } else {
             self.room_for(spec)?;
             let job = build()?;
-            shared.table.insert_new(|id| Node::new(id, job, None, Tag::of(spec)))
+            shared.table.insert_new(|id| Node::new(id, job, None, Tag::when_tracing(spec)))
         };
         let id = node.id;
-        if trace::on() {
-            trace::enqueued(id, node.tag);
+        if let Some(tag) = &node.tag {
+            trace::enqueued(id, tag);
         }
         if node.release_dependency() {
             if spec.placement == Placement::SubmitterWhenReady && shared.serial.is_none() && !ON_LANE.with(Cell::get) {

@@ -131,10 +131,19 @@ pub struct OpSpec {
     pub releases: Option<HandleKey>,
     /// Where it runs once ready.
     pub placement: Placement,
-    /// The call it was made by, for the op timeline ([`crate::trace`]);
-    /// `None` names it by its ordering class.
+    /// The call it was made by and the payload bytes it moves, for the op
+    /// timeline ([`crate::trace`]): set only while a trace is being
+    /// recorded, so a spec stays small (moved by registers, not `memcpy`)
+    /// otherwise.
+    pub traced: Option<Box<Traced>>,
+}
+
+/// What the op timeline shows of an op besides its ordering class.
+#[derive(Clone, Debug, Default)]
+pub struct Traced {
+    /// The call that made the op (`None`: named by its ordering class).
     pub label: Option<&'static str>,
-    /// The payload bytes it moves, for the op timeline.
+    /// The payload bytes it moves.
     pub bytes: u64,
 }
 
@@ -154,6 +163,7 @@ pub enum Placement {
 
 impl OpSpec {
     /// An op with the given ordering class and no handle relations.
+    #[inline]
     pub fn new(order: Order) -> OpSpec {
         OpSpec {
             order,
@@ -161,17 +171,18 @@ impl OpSpec {
             produces: None,
             releases: None,
             placement: Placement::Lanes,
-            label: None,
-            bytes: 0,
+            traced: None,
         }
     }
 
     /// An independent op.
+    #[inline]
     pub fn independent() -> OpSpec {
         OpSpec::new(Order::Independent)
     }
 
     /// Adds a consumed handle.
+    #[inline]
     pub fn using(mut self, handle: HandleKey) -> OpSpec {
         if !self.uses.contains(&handle) {
             self.uses.push(handle);
@@ -180,12 +191,14 @@ impl OpSpec {
     }
 
     /// Sets the produced handle.
+    #[inline]
     pub fn producing(mut self, handle: HandleKey) -> OpSpec {
         self.produces = Some(handle);
         self
     }
 
     /// Sets the released handle.
+    #[inline]
     pub fn releasing(mut self, handle: HandleKey) -> OpSpec {
         self.releases = Some(handle);
         self
@@ -193,20 +206,29 @@ impl OpSpec {
 
     /// Runs the op on the submitting thread when it is ready at submission
     /// (see [`Placement::SubmitterWhenReady`]).
+    #[inline]
     pub fn on_submitter_when_ready(mut self) -> OpSpec {
         self.placement = Placement::SubmitterWhenReady;
         self
     }
 
-    /// Names the op in the op timeline by the call that made it.
+    /// Names the op in the op timeline by the call that made it (kept
+    /// only while a trace is being recorded).
+    #[inline]
     pub fn labelled(mut self, call: &'static str) -> OpSpec {
-        self.label = Some(call);
+        if crate::trace::is_on() {
+            self.traced.get_or_insert_with(Box::default).label = Some(call);
+        }
         self
     }
 
-    /// Records the payload bytes the op moves, for the op timeline.
+    /// Records the payload bytes the op moves, for the op timeline (kept
+    /// only while a trace is being recorded).
+    #[inline]
     pub fn with_bytes(mut self, bytes: u64) -> OpSpec {
-        self.bytes = bytes;
+        if crate::trace::is_on() {
+            self.traced.get_or_insert_with(Box::default).bytes = bytes;
+        }
         self
     }
 

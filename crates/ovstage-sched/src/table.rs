@@ -160,7 +160,7 @@ mod tests {
     use super::*;
 
     fn node(id: OpId) -> Node {
-        Node::new(id, Box::new(|| Ok(())), None, crate::trace::Tag::of(&crate::spec::OpSpec::independent()))
+        Node::new(id, Box::new(|| Ok(())), None, None)
     }
 
     #[test]

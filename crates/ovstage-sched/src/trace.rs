@@ -6,7 +6,7 @@
 //! begin carries the op id, its call, ordinal and bytes, the end its
 //! failure.
 //!
-//! Off, each op costs one relaxed load of a flag per event site. On,
+//! Off, an op costs one relaxed load of a flag when it is submitted. On,
 //! events go to one process-wide buffer under a mutex (a diagnostic mode:
 //! it serialises the lanes a little), written out when tracing stops.
 //! `OVSTAGE_TRACE=path.json` starts it with the first scheduler of the
@@ -48,7 +48,15 @@ pub(crate) struct Tag {
 }
 
 impl Tag {
-    pub(crate) fn of(spec: &OpSpec) -> Tag {
+    /// The tag of an op submitted now: `None` unless a trace is being
+    /// recorded (then only the ops submitted while it is are in it, each
+    /// with its enqueue, begin and end).
+    #[inline]
+    pub(crate) fn when_tracing(spec: &OpSpec) -> Option<Box<Tag>> {
+        if on() { Some(Box::new(Tag::of(spec))) } else { None }
+    }
+
+    fn of(spec: &OpSpec) -> Tag {
         let (kind, ordinal) = match &spec.order {
             Order::Independent => ("op", None),
             Order::Mutation { ordinal, .. } => ("mutation", Some(*ordinal)),
@@ -56,7 +64,8 @@ impl Tag {
             Order::FloorAdvance { ordinal, .. } => ("floor advance", Some(*ordinal)),
             Order::AfterFloors => ("after floors", None),
         };
-        Tag { label: spec.label.unwrap_or(kind), ordinal, bytes: spec.bytes }
+        let (label, bytes) = spec.traced.as_deref().map_or((None, 0), |t| (t.label, t.bytes));
+        Tag { label: label.unwrap_or(kind), ordinal, bytes }
     }
 }
 
@@ -172,7 +181,7 @@ pub(crate) fn scheduler_stopped() {
     }
 }
 
-fn record(op: OpId, tag: Tag, kind: Kind) {
+fn record(op: OpId, tag: &Tag, kind: Kind) {
     let tid = TID.with(|t| {
         if t.get() == 0 {
             t.set(NEXT_TID.fetch_add(1, Ordering::Relaxed));
@@ -186,18 +195,18 @@ fn record(op: OpId, tag: Tag, kind: Kind) {
         let t = std::thread::current();
         t.name().map_or_else(|| format!("thread {tid}"), str::to_owned)
     });
-    r.events.push(Event { kind, ns, tid, op, tag });
+    r.events.push(Event { kind, ns, tid, op, tag: *tag });
 }
 
-pub(crate) fn enqueued(op: OpId, tag: Tag) {
+pub(crate) fn enqueued(op: OpId, tag: &Tag) {
     record(op, tag, Kind::Enqueue);
 }
 
-pub(crate) fn began(op: OpId, tag: Tag) {
+pub(crate) fn began(op: OpId, tag: &Tag) {
     record(op, tag, Kind::Begin);
 }
 
-pub(crate) fn ended(op: OpId, tag: Tag, failure: Option<&Error>) {
+pub(crate) fn ended(op: OpId, tag: &Tag, failure: Option<&Error>) {
     record(op, tag, Kind::End { failure: failure.map(|e| e.to_string()) });
 }
 
