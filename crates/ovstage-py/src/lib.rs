@@ -18,6 +18,7 @@ mod log;
 mod op;
 mod payload;
 mod stage;
+mod trace;
 mod values;
 
 /// The extension's Rust allocations use mimalloc (as polars' Python package
@@ -134,6 +135,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_export_view, m)?)?;
     m.add_function(wrap_pyfunction!(log::_set_log_callback, m)?)?;
     m.add_function(wrap_pyfunction!(log::_flush_log, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::_trace_start, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::_trace_stop, m)?)?;
     m.add_function(wrap_pyfunction!(log::_log_message, m)?)?;
     Ok(())
 }

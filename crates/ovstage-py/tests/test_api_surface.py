@@ -35,7 +35,7 @@ SPEC_ALL = {
 
 # Extensions of ours beyond section 2.1, each documented as ours (README,
 # docstring, stubs); nothing else may join `__all__`.
-EXTENSIONS = {"WriteBatch"}
+EXTENSIONS = {"WriteBatch", "start_trace", "stop_trace"}
 
 # Dunders whose signatures the stubs describe (construction and protocols).
 CHECKED_DUNDERS = {"__init__", "__new__", "__enter__", "__exit__", "__dlpack__", "__dlpack_device__"}

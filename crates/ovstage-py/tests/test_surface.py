@@ -16,7 +16,7 @@ SPEC_ALL = {
     "OVX_API_ERROR", "__version__",
 }
 # Documented extensions of ours (not in the published API).
-EXTENSIONS = {"WriteBatch"}
+EXTENSIONS = {"WriteBatch", "start_trace", "stop_trace"}
 
 
 def test_all_names_importable():

@@ -18,6 +18,7 @@ from ._errors import OvstageError, OvxError
 from ._logging import flush_log, set_log_callback
 from ._paths import PathDictionary, PathList
 from ._stage import CloneOperation, Operation, Stage
+from ._trace import start_trace, stop_trace
 from ._values import (AttributeMeta, BuildInfo, CloneResult, Filter, HierarchyComputationModelDesc, HierarchyItem,
                       HierarchyResult, OrdinalRange, Placement, Predicate, QueryResult, StageConfig, WriteDesc)
 from . import gates, instancing, population
@@ -68,8 +69,8 @@ __all__ = [
     "typed_tensor_to_write", "instancing", "population", "BuildInfo", "get_build_info", "library_version",
     "set_log_callback", "flush_log", "TIMEOUT_INFINITE", "OVSTAGE_TIMEOUT_INFINITE", "OVX_API_SUCCESS",
     "OVX_API_ERROR", "__version__",
-    # Extension of ours, not in the published API (spec section 2.1).
-    "WriteBatch",
+    # Extensions of ours, not in the published API (spec section 2.1).
+    "WriteBatch", "start_trace", "stop_trace",
 ]
 
 _ = _sys
