@@ -51,13 +51,7 @@ impl Elem {
     /// From a numpy dtype's kind and item size (`None`: not a number kind
     /// ours reads).
     fn from_numpy(kind: u8, itemsize: usize) -> Option<Elem> {
-        let code = match kind {
-            b'f' => DTypeCode::Float,
-            b'i' => DTypeCode::Int,
-            b'u' => DTypeCode::UInt,
-            b'b' => DTypeCode::Bool,
-            _ => return None,
-        };
+        let code = crate::payload::numpy_code(kind)?;
         let ok = match code {
             DTypeCode::Float => matches!(itemsize, 2 | 4 | 8),
             DTypeCode::Bool => itemsize == 1,

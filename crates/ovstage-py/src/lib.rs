@@ -20,6 +20,7 @@ mod payload;
 mod stage;
 mod trace;
 mod values;
+mod warn;
 
 /// The extension's Rust allocations use mimalloc (as polars' Python package
 /// does): ops allocate on the caller's thread and free on a lane, which
@@ -30,7 +31,6 @@ mod values;
 /// published benchmark suite mimalloc made no measurable difference there.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-mod warn;
 
 use pyo3::prelude::*;
 
@@ -135,8 +135,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_export_view, m)?)?;
     m.add_function(wrap_pyfunction!(log::_set_log_callback, m)?)?;
     m.add_function(wrap_pyfunction!(log::_flush_log, m)?)?;
+    m.add_function(wrap_pyfunction!(log::_log_message, m)?)?;
     m.add_function(wrap_pyfunction!(trace::_trace_start, m)?)?;
     m.add_function(wrap_pyfunction!(trace::_trace_stop, m)?)?;
-    m.add_function(wrap_pyfunction!(log::_log_message, m)?)?;
     Ok(())
 }

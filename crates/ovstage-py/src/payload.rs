@@ -48,14 +48,20 @@ static ASCONTIGUOUS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// The element type of a numpy dtype, or `ValueError`.
 pub(crate) fn numpy_dtype(kind: u8, itemsize: usize) -> PyResult<DType> {
-    let code = match kind {
-        b'f' => DTypeCode::Float,
-        b'i' => DTypeCode::Int,
-        b'u' => DTypeCode::UInt,
-        b'b' => DTypeCode::Bool,
-        _ => return Err(PyValueError::new_err(format!("unsupported numpy dtype kind {:?}", kind as char))),
-    };
+    let code = numpy_code(kind)
+        .ok_or_else(|| PyValueError::new_err(format!("unsupported numpy dtype kind {:?}", kind as char)))?;
     Ok(DType::new(code, (itemsize * 8) as u8, 1))
+}
+
+/// The type code of a numpy dtype kind (`None`: not a number kind).
+pub(crate) fn numpy_code(kind: u8) -> Option<DTypeCode> {
+    match kind {
+        b'f' => Some(DTypeCode::Float),
+        b'i' => Some(DTypeCode::Int),
+        b'u' => Some(DTypeCode::UInt),
+        b'b' => Some(DTypeCode::Bool),
+        _ => None,
+    }
 }
 
 /// A numpy array (made C-contiguous and native-endian first when it is

@@ -222,12 +222,13 @@ impl OpSpec {
         self
     }
 
-    /// Records the payload bytes the op moves, for the op timeline (kept
-    /// only while a trace is being recorded).
+    /// Records the payload bytes the op moves, for the op timeline:
+    /// `bytes` is called only while a trace is being recorded (summing an
+    /// array payload walks its rows).
     #[inline]
-    pub fn with_bytes(mut self, bytes: u64) -> OpSpec {
+    pub fn with_bytes(mut self, bytes: impl FnOnce() -> u64) -> OpSpec {
         if crate::trace::is_on() {
-            self.traced.get_or_insert_with(Box::default).bytes = bytes;
+            self.traced.get_or_insert_with(Box::default).bytes = bytes();
         }
         self
     }

@@ -53,7 +53,7 @@ impl Tag {
     /// with its enqueue, begin and end).
     #[inline]
     pub(crate) fn when_tracing(spec: &OpSpec) -> Option<Box<Tag>> {
-        if on() { Some(Box::new(Tag::of(spec))) } else { None }
+        if is_on() { Some(Box::new(Tag::of(spec))) } else { None }
     }
 
     fn of(spec: &OpSpec) -> Tag {
@@ -94,15 +94,8 @@ struct Recorder {
 
 /// Whether a trace is being recorded (one relaxed load).
 #[inline]
-pub(crate) fn on() -> bool {
-    ON.load(Ordering::Relaxed)
-}
-
-/// Whether a trace is being recorded: callers compute what only a trace
-/// shows (an op's bytes) only then.
-#[inline]
 pub fn is_on() -> bool {
-    on()
+    ON.load(Ordering::Relaxed)
 }
 
 /// Starts recording every op of the process into a Chrome trace written

@@ -324,8 +324,19 @@ pub type Prepared = Box<dyn std::any::Any + Send + Sync>;
 /// hands it over. Set with [`crate::Stage::set_group_preparer`].
 pub type GroupPreparer = Box<dyn Fn(&ReadGroup) -> Option<Prepared> + Send + Sync>;
 
+/// What a preparer built for one group. A clone of the group carries none
+/// (a binding builds its own again when it needs it).
+#[derive(Debug, Default)]
+pub(crate) struct PreparedSlot(pub(crate) Option<Prepared>);
+
+impl Clone for PreparedSlot {
+    fn clone(&self) -> Self {
+        PreparedSlot(None)
+    }
+}
+
 /// One read result group.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ReadGroup {
     pub(crate) id: ReadGroupId,
     pub(crate) attribute: Token,
@@ -337,26 +348,7 @@ pub struct ReadGroup {
     pub(crate) meta: AttributeMeta,
     pub(crate) is_array: bool,
     /// What the stage's preparer built for this group, until taken.
-    pub(crate) prepared: Option<Prepared>,
-}
-
-impl Clone for ReadGroup {
-    /// A copy of the group; what the preparer built stays with the
-    /// original (a binding builds its own again when it needs it).
-    fn clone(&self) -> Self {
-        ReadGroup {
-            id: self.id,
-            attribute: self.attribute,
-            ordinal: self.ordinal,
-            kind: self.kind,
-            semantic: self.semantic,
-            prims: self.prims.clone(),
-            data: self.data.clone(),
-            meta: self.meta,
-            is_array: self.is_array,
-            prepared: None,
-        }
-    }
+    pub(crate) prepared: PreparedSlot,
 }
 
 impl ReadGroup {
@@ -368,7 +360,7 @@ impl ReadGroup {
     /// Takes what the stage's [`GroupPreparer`] built for this group, if
     /// one is set and built something (once: later calls give `None`).
     pub fn take_prepared(&mut self) -> Option<Prepared> {
-        self.prepared.take()
+        self.prepared.0.take()
     }
 
     /// The attribute.

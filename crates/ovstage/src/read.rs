@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 
 use crate::api::{AttrRef, Enqueued};
 use crate::family::Family;
-use crate::group::{AttributeMeta, GroupData, GroupKind, GroupPreparer, Layout, PrimGroup, ReadGroup};
+use crate::group::{AttributeMeta, GroupData, GroupKind, GroupPreparer, Layout, PreparedSlot, PrimGroup, ReadGroup};
 use crate::metadata::{self, Reserved};
 use crate::schema::{Schema, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
@@ -275,7 +275,7 @@ impl StageInner {
                     Ok(mut groups) => {
                         if let Some(prepare) = owner.preparer.get() {
                             for g in &mut groups {
-                                g.prepared = prepare(g);
+                                g.prepared = PreparedSlot(prepare(g));
                             }
                         }
                         *lock(&job_state.groups) = groups.into();
@@ -473,7 +473,7 @@ impl StageInner {
             data,
             meta: AttributeMeta { write_floor: ctx.floor, layout_generation: generation },
             is_array: ctx.column.storage.kind == ValueKind::Array,
-            prepared: None,
+            prepared: PreparedSlot::default(),
         }
     }
 
@@ -637,7 +637,7 @@ impl StageInner {
             }),
             meta: AttributeMeta { write_floor: Ordinal(floor), layout_generation: 0 },
             is_array,
-            prepared: None,
+            prepared: PreparedSlot::default(),
         })
     }
 }

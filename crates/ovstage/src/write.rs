@@ -166,9 +166,8 @@ impl StageInner {
         } else {
             Order::Mutation { ordinal, cells }
         };
-        // Summed only for the op timeline (an array payload's rows are walked).
-        let bytes = if ovstage_sched::trace::is_on() { entries.iter().map(Entry::byte_len).sum() } else { 0 };
-        let spec = OpSpec::new(order).using(q.key).labelled(call).with_bytes(bytes);
+        let spec =
+            OpSpec::new(order).using(q.key).labelled(call).with_bytes(|| entries.iter().map(Entry::byte_len).sum());
         let families: PerEntry<Arc<Family>> = entries.iter().map(|e| e.family().clone()).collect();
         let targets: PerEntry<Targets<'_>> = entries
             .iter()
