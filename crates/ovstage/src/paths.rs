@@ -4,12 +4,12 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use ovstage_types::{Error, PathList, PrimPath, Result, Status, Token};
 
 use crate::handles::HandleTable;
-use ovstage_types::sync::{read, write};
+use ovstage_types::sync::{lock, read, write};
 
 /// Whether every path is at most `known` (`known` below 2^63), in one
 /// pass without branches or an early exit, so that it vectorizes with the
@@ -137,7 +137,18 @@ pub struct PathDictionary {
     /// is known without taking the lock.
     token_count: AtomicUsize,
     lists: HandleTable<ListEntry>,
+    /// The buffer of a released list that nothing else held, reused by
+    /// the next list of its length: a loop that creates and destroys lists
+    /// of one size (a per-step selection) allocates nothing.
+    spare: Mutex<Option<Arc<[PrimPath]>>>,
+    /// The length of `spare`'s buffer, 0 when there is none: readable
+    /// without the lock, so lists of other lengths, and releases while a
+    /// buffer is kept, cost one load.
+    spare_len: AtomicUsize,
 }
+
+/// The largest released list buffer kept for reuse.
+const SPARE_BYTES: usize = 1 << 20;
 
 impl Default for PathDictionary {
     fn default() -> Self {
@@ -197,6 +208,8 @@ impl PathDictionary {
             path_count: AtomicUsize::new(1),
             token_count: AtomicUsize::new(0),
             lists: HandleTable::new(),
+            spare: Mutex::new(None),
+            spare_len: AtomicUsize::new(0),
         }
     }
 
@@ -387,7 +400,42 @@ impl PathDictionary {
         if !all_known(paths, known) {
             return Err(Self::first_unknown(paths, known));
         }
-        Ok(self.insert_list(paths.into()))
+        let reused = self.spare_buffer(paths.len()).and_then(|mut buffer| {
+            Arc::get_mut(&mut buffer)?.copy_from_slice(paths);
+            Some(buffer)
+        });
+        Ok(self.insert_list(reused.unwrap_or_else(|| paths.into())))
+    }
+
+    /// The kept buffer of a released list when it has `len` paths (taken
+    /// out; it is unique, as nothing held it when it was kept).
+    fn spare_buffer(&self, len: usize) -> Option<Arc<[PrimPath]>> {
+        if self.spare_len.load(Ordering::Relaxed) != len {
+            return None;
+        }
+        let mut spare = lock(&self.spare);
+        let buffer = spare.take_if(|b| b.len() == len);
+        if buffer.is_some() {
+            self.spare_len.store(0, Ordering::Relaxed);
+        }
+        buffer
+    }
+
+    /// Keeps a released list's buffer for reuse when none is kept, nothing
+    /// else holds it and it is not too large; otherwise it is freed.
+    fn keep_spare(&self, mut buffer: Arc<[PrimPath]>) {
+        if self.spare_len.load(Ordering::Relaxed) != 0
+            || buffer.is_empty()
+            || std::mem::size_of_val(&*buffer) > SPARE_BYTES
+            || Arc::get_mut(&mut buffer).is_none()
+        {
+            return;
+        }
+        let mut spare = lock(&self.spare);
+        if spare.is_none() {
+            self.spare_len.store(buffer.len(), Ordering::Relaxed);
+            *spare = Some(buffer);
+        }
     }
 
     #[cold]
@@ -432,8 +480,11 @@ impl PathDictionary {
                 ((), entry.refs == 0)
             })
             .ok_or_else(|| Self::unknown_list(list))?;
-        // The last reference's list is freed here, after the table's lock.
-        drop(removed);
+        // The last reference's list is kept for reuse or freed here, after
+        // the table's lock.
+        if let Some(entry) = removed {
+            self.keep_spare(entry.paths);
+        }
         Ok(())
     }
 
@@ -456,6 +507,44 @@ impl PathDictionary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A released list's buffer is reused only when nothing else holds
+    /// it, by a list of its length, and only buffers up to SPARE_BYTES
+    /// are kept.
+    #[test]
+    fn released_list_buffers_are_reused_only_when_unshared() {
+        let d = PathDictionary::new();
+        let p = d.intern_paths(&["/A", "/B", "/C"]).unwrap();
+        let kept = |d: &PathDictionary| lock(&d.spare).as_ref().map(|b| b.len());
+        let first = d.create_path_list(&p[..2]).unwrap();
+        let held = d.path_list_paths(first).unwrap();
+        d.release_path_list_reference(first).unwrap();
+        assert_eq!(kept(&d), None, "a buffer someone holds is not kept");
+        let second = d.create_path_list(&[p[2], p[2]]).unwrap();
+        assert_eq!(&held[..], &p[..2]);
+        assert_eq!(&d.path_list_paths(second).unwrap()[..], &[p[2], p[2]]);
+        d.release_path_list_reference(second).unwrap();
+        assert_eq!(kept(&d), Some(2), "unshared: kept");
+        let other = d.create_path_list(&p).unwrap();
+        assert_eq!(kept(&d), Some(2), "another length does not take it");
+        let third = d.create_path_list(&[p[1], p[0]]).unwrap();
+        assert_eq!(kept(&d), None, "reused");
+        assert_eq!(&d.path_list_paths(third).unwrap()[..], &[p[1], p[0]]);
+        assert_eq!(&d.path_list_paths(other).unwrap()[..], &p[..]);
+        for l in [third, other] {
+            d.release_path_list_reference(l).unwrap();
+        }
+        assert_eq!(kept(&d), Some(2), "the first released is kept, the next freed");
+        let third = d.create_path_list(&[p[0], p[0]]).unwrap();
+        d.release_path_list_reference(third).unwrap();
+        let big = SPARE_BYTES / std::mem::size_of::<PrimPath>() + 1;
+        let l = d.create_path_list(&vec![p[0]; big]).unwrap();
+        // Empty the slot, so that only the size can refuse the big buffer.
+        let _ = lock(&d.spare).take();
+        d.spare_len.store(0, Ordering::Relaxed);
+        d.release_path_list_reference(l).unwrap();
+        assert_eq!(kept(&d), None, "a buffer over SPARE_BYTES is freed");
+    }
 
     #[test]
     fn a_reference_count_that_would_overflow_is_an_error() {
