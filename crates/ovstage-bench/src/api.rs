@@ -348,15 +348,14 @@ impl<'l> Stage<'l> {
         self.check("release_op", unsafe { (self.vt.release_op.expect("slot"))(self.ctx, op) })
     }
 
-    /// Polls `op` once; true when it is done (it is then released).
-    pub(crate) fn poll(&self, op: u64) -> Result<bool> {
+    /// Waits for `op` (blocking) and keeps it (not released).
+    pub(crate) fn wait_kept(&self, op: u64) -> Result<()> {
         let mut r = ovstage_op_wait_result_t { error_op_ids: null(), error_op_id_count: 0, lowest_pending_op_id: 0 };
         // SAFETY: live instance, valid output.
-        let status = unsafe { (self.vt.wait_op.expect("slot"))(self.ctx, op, 0, &mut r) };
+        let status = unsafe { (self.vt.wait_op.expect("slot"))(self.ctx, op, INFINITE, &mut r) };
         match status.0 {
-            OK => Ok(true),
-            11 => Ok(false),
-            _ => Err(format!("wait_op({op}, 0): status {}: {}", status.0, self.lib.last_error())),
+            OK => Ok(()),
+            _ => Err(format!("wait_op({op}): status {}: {}", status.0, self.lib.last_error())),
         }
     }
 

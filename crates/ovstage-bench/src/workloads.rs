@@ -975,7 +975,8 @@ impl PollFinished {
     fn new(lib: &'static Library) -> Result<PollFinished> {
         let s = Scalars::new(lib, 8)?;
         let op = s.stage.advance(1)?;
-        while !s.stage.poll(op)? {}
+        // Blocking, not polling: the measured polls are the only ones.
+        s.stage.wait_kept(op)?;
         Ok(PollFinished { s, op })
     }
 }

@@ -19,7 +19,8 @@
 //!
 //! [`trace`] records every op into a Chrome trace (the op timeline).
 //!
-//! A poll of a finished op is a table lookup and one atomic load. Waiting
+//! A poll of an op that completed successfully is one atomic load (the
+//! completion ring); other polls are a table lookup and one atomic load. Waiting
 //! with an infinite timeout helps: the waiting thread runs ready ops of the
 //! waited op's dependency chain itself instead of sleeping until a lane
 //! gets to them.
@@ -30,6 +31,7 @@ mod buckets;
 mod lanes;
 mod node;
 mod order;
+mod ring;
 mod scheduler;
 mod spec;
 mod table;

@@ -15,6 +15,7 @@ use smallvec::SmallVec;
 use crate::lanes::{LaneContext, LanePool, LaneShared};
 use crate::node::{Failure, Node, Role, state};
 use crate::order::OrderState;
+use crate::ring::CompletionRing;
 use crate::spec::{OpSpec, Placement};
 use crate::table::OpTable;
 use crate::trace::{self, Tag};
@@ -160,6 +161,8 @@ const CHAIN_SEARCH_LIMIT: usize = 4096;
 
 struct Shared {
     table: OpTable,
+    /// Successful completions, for polls without the table's lock.
+    ring: CompletionRing,
     order: Mutex<OrderState>,
     waits: Box<[(Mutex<()>, Condvar)]>,
     /// Present with one lane: every execution holds it, so ops never overlap.
@@ -230,6 +233,9 @@ impl Shared {
             node.state.store(final_state, Ordering::Release);
             SmallVec::new()
         };
+        if final_state == state::DONE {
+            self.ring.done(node.id);
+        }
         for dependent in dependents {
             if dependent.release_dependency() {
                 ctx.push(dependent);
@@ -363,6 +369,7 @@ impl Scheduler {
         let lanes = config.lanes.count().max(1);
         let shared = Arc::new(Shared {
             table: OpTable::starting_at(config.first_op),
+            ring: CompletionRing::default(),
             order: Mutex::new(OrderState::default()),
             waits: (0..WAIT_SHARDS).map(|_| (Mutex::new(()), Condvar::new())).collect(),
             serial: (lanes == 1).then(|| Mutex::new(())),
@@ -464,6 +471,8 @@ impl Scheduler {
             shared.table.insert_new(|id| Node::new(id, job, None, Tag::when_tracing(spec)))
         };
         let id = node.id;
+        // Before the op can run: its completion finds the slot pending.
+        shared.ring.submitted(id);
         if let Some(tag) = &node.tag {
             trace::enqueued(id, tag);
         }
@@ -485,6 +494,9 @@ impl Scheduler {
     /// at most that long.
     pub fn wait(&self, op: OpId, timeout: Timeout) -> Result<(), WaitError> {
         let shared = &*self.shared;
+        if shared.ring.is_done(op) {
+            return Ok(());
+        }
         let node = {
             let table = shared.table.read();
             let Some(node) = table.get(op) else {
@@ -519,8 +531,12 @@ impl Scheduler {
     }
 
     /// Whether `op` has completed (successfully or not); `None` when the id
-    /// is unknown or released. One lookup and one atomic load.
+    /// is unknown or released. One atomic load for an op that completed
+    /// successfully (the completion ring), else a lookup and one more.
     pub fn is_complete(&self, op: OpId) -> Option<bool> {
+        if self.shared.ring.is_done(op) {
+            return Some(true);
+        }
         self.shared.table.read().get(op).map(|n| n.is_complete())
     }
 
@@ -542,6 +558,7 @@ impl Scheduler {
             )),
             Some(_) => {
                 self.shared.table.remove(&mut table, op);
+                self.shared.ring.released(op);
                 Ok(())
             }
         }

@@ -421,3 +421,64 @@ fn a_release_ready_at_submission_runs_on_the_submitter_and_one_that_is_not_waits
     }
     assert!(ran_on.lock().unwrap().is_some());
 }
+
+/// Polls answer from the completion ring or the table and always agree
+/// with the op's state: done ops poll OK (also ops far older than the
+/// ring holds), failed ops poll as failed, released ops as unknown, even
+/// while other threads release and submit around them.
+#[test]
+fn polls_agree_with_completion_failure_and_release_under_contention() {
+    let s = sched(2);
+    let old = s.submit(&OpSpec::independent(), noop());
+    let failed = s.submit(&OpSpec::independent(), Box::new(|| Err(Error::internal("boom").into())));
+    // Enough later ops that `old` is out of the ring: polled through the
+    // table.
+    for _ in 0..20_000 {
+        let op = s.submit(&OpSpec::independent(), noop());
+        s.wait(op, LONG).unwrap();
+        s.release(op).unwrap();
+    }
+    assert_eq!(s.wait(old, LONG), Ok(()));
+    assert_eq!(s.is_complete(old), Some(true));
+    assert!(matches!(s.wait(failed, LONG), Err(WaitError::Failed { .. })));
+    // Recent ops (in the ring). Two threads release disjoint halves,
+    // polling each op before and after; a third submits and releases
+    // fresh ops (fewer than would take the recent ops' slots) and polls
+    // every recent op, which must be done or released, nothing else.
+    let ops: Vec<OpId> = (0..4_000).map(|_| s.submit(&OpSpec::independent(), noop())).collect();
+    for op in &ops {
+        s.wait(*op, LONG).unwrap();
+    }
+    let (a, b) = ops.split_at(ops.len() / 2);
+    let (s, ops) = (&s, &ops);
+    std::thread::scope(|scope| {
+        for half in [a, b] {
+            scope.spawn(move || {
+                for op in half {
+                    assert_eq!(s.wait(*op, Timeout::POLL), Ok(()), "{op}: done before its release");
+                    s.release(*op).unwrap();
+                    assert!(matches!(s.wait(*op, Timeout::POLL), Err(WaitError::Unknown(_))), "{op}: released");
+                    assert_eq!(s.is_complete(*op), None);
+                }
+            });
+        }
+        scope.spawn(move || {
+            for (i, op) in ops.iter().cycle().take(8_000).enumerate() {
+                match s.wait(*op, Timeout::POLL) {
+                    Ok(()) | Err(WaitError::Unknown(_)) => {}
+                    other => panic!("{op}: {other:?}"),
+                }
+                if i % 2 == 0 {
+                    let fresh = s.submit(&OpSpec::independent(), noop());
+                    s.wait(fresh, LONG).unwrap();
+                    s.release(fresh).unwrap();
+                }
+            }
+        });
+    });
+    s.release(old).unwrap();
+    assert!(matches!(s.wait(old, Timeout::POLL), Err(WaitError::Unknown(_))));
+    assert!(matches!(s.wait(failed, Timeout::POLL), Err(WaitError::Failed { .. })), "failures are not in the ring");
+    s.release(failed).unwrap();
+    assert_eq!(s.tracked_ops(), 0);
+}
