@@ -1,8 +1,8 @@
 //! Write-floor advances, ordinal queries, and the retention trim that runs
 //! when the global floor moves.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, OnceLock};
 
 use ovstage_sched::{CellKey, FloorScope as SchedScope, Job, OpSpec, Order};
 use ovstage_types::sync::read;
@@ -12,7 +12,7 @@ use smallvec::SmallVec;
 use crate::api::{AttrRef, Enqueued, FloorScope};
 use crate::family::Family;
 use crate::stage::{Stage, StageInner, lock};
-use crate::state::OrdinalQueryState;
+use crate::state::{AnswerCell, OpCell, OrdinalQueryState};
 
 /// What an advance raises.
 enum Raise {
@@ -78,11 +78,10 @@ impl Stage {
             .get(handle.get())
             .ok_or_else(|| Error::invalid_handle(format!("fetch_ordinal: {handle} is unknown or was released")))?;
         if state.value.get().is_none() {
-            self.inner.await_result(*state.op.get().expect("set at enqueue"), timeout, "fetch_ordinal", handle)?;
+            self.inner.await_result(state.op.get().expect("set at enqueue"), timeout, "fetch_ordinal", handle)?;
         }
         match state.value.get() {
-            Some(Ok(v)) => Ok(Ordinal(*v)),
-            Some(Err(e)) => Err(e.clone()),
+            Some(v) => Ok(Ordinal(v)),
             None => Err(Error::internal(format!("fetch_ordinal: {handle} completed without a value"))),
         }
     }
@@ -121,10 +120,10 @@ impl StageInner {
         answer: impl FnOnce() -> u64 + Send + 'static,
     ) -> Result<Enqueued<OrdinalQueryHandle>> {
         let key = self.next_handle_key();
-        let state = Arc::new(OrdinalQueryState { key, op: OnceLock::new(), value: OnceLock::new() });
+        let state = Arc::new(OrdinalQueryState { key, op: OpCell::default(), value: AnswerCell::default() });
         let job_state = state.clone();
         let job: Job = Box::new(move || {
-            let _ = job_state.value.set(Ok(answer()));
+            job_state.value.set(answer());
             Ok(())
         });
         let spec = OpSpec::new(Order::AfterFloors).producing(key).labelled("ordinal_query");
@@ -134,7 +133,7 @@ impl StageInner {
         };
         let spec = if cheap { spec.on_submitter_when_ready() } else { spec };
         let op = self.sched.submit(&spec, job)?;
-        let _ = state.op.set(op);
+        state.op.set(op);
         let raw = self.ordinal_queries.insert_with(|_| state);
         Ok(Enqueued { handle: OrdinalQueryHandle::from_raw(raw).expect("never 0"), op })
     }

@@ -10,7 +10,7 @@ use ovstage_types::{
 
 use crate::api::Enqueued;
 use crate::stage::{Stage, StageInner, lock};
-use crate::state::{HierarchyItem, HierarchyResult, HierarchyState};
+use crate::state::{HierarchyItem, HierarchyResult, HierarchyState, OpCell};
 
 impl Stage {
     /// Enqueues a lookup of `relation` for every path of `list` (copied now;
@@ -26,14 +26,14 @@ impl Stage {
         let paths = inner.paths.path_list_paths(list).map_err(|e| e.prefixed("get_hierarchy"))?;
         let ordinal = ordinal.into();
         let key = inner.next_handle_key();
-        let state = Arc::new(HierarchyState { key, op: OnceLock::new(), result: OnceLock::new() });
+        let state = Arc::new(HierarchyState { key, op: OpCell::default(), result: OnceLock::new() });
         let (owner, job_state) = (inner.clone(), state.clone());
         let job: Job = Box::new(move || {
             let _ = job_state.result.set(owner.lookup(&paths, ordinal, relation));
             Ok(())
         });
         let op = inner.sched.submit(&OpSpec::new(Order::AfterFloors).producing(key).labelled("get_hierarchy"), job)?;
-        let _ = state.op.set(op);
+        state.op.set(op);
         let raw = inner.hierarchies.insert_with(|_| state);
         Ok(Enqueued { handle: HierarchyHandle::from_raw(raw).expect("never 0"), op })
     }
@@ -45,7 +45,7 @@ impl Stage {
         })?;
         if state.result.get().is_none() {
             self.inner.await_result(
-                *state.op.get().expect("set at enqueue"),
+                state.op.get().expect("set at enqueue"),
                 timeout,
                 "fetch_hierarchy_result",
                 handle,

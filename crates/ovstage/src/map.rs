@@ -19,7 +19,7 @@ use crate::metadata::{self, Reserved};
 use crate::mutation::{Ctx, Payload, Reach, RowsOf, Targets};
 use crate::schema::{Schema, Storage, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
-use crate::state::{MapGroup, MapState, Session, Setup};
+use crate::state::{MapGroup, MapState, OpCell, Session, Setup};
 use crate::store::backend::Staging;
 use crate::tensor::{Element, TensorDesc};
 use crate::transport::check_semantic;
@@ -161,7 +161,7 @@ impl Stage {
     pub fn fetch_map_next(&self, map: MapHandle, timeout: Timeout) -> Result<Option<MapGroup>> {
         let state = self.inner.map_state(map, "fetch_map_next")?;
         if state.setup.get().is_none() {
-            self.inner.await_result(*state.op.get().expect("set at enqueue"), timeout, "fetch_map_next", map)?;
+            self.inner.await_result(state.op.get().expect("set at enqueue"), timeout, "fetch_map_next", map)?;
         }
         match state.setup.get() {
             Some(Ok(_)) => Ok(lock(&state.session).unfetched.pop_front()),
@@ -169,7 +169,7 @@ impl Stage {
             // The op failed before its setup ran (an ordinal conflict found
             // at admission): its error is the session's.
             None => Err(self
-                .op_error(*state.op.get().expect("set at enqueue"))
+                .op_error(state.op.get().expect("set at enqueue"))
                 .unwrap_or_else(|| Error::internal(format!("fetch_map_next: {map} completed without a setup result")))),
         }
     }
@@ -284,7 +284,7 @@ impl StageInner {
         let state = Arc::new(MapState {
             key,
             id: self.next_group_id(),
-            op: OnceLock::new(),
+            op: OpCell::default(),
             ordinal,
             query: q.clone(),
             family: family.clone(),
@@ -309,7 +309,7 @@ impl StageInner {
             lock(&state.session).ticket = Some(ticket);
             job
         })?;
-        let _ = state.op.set(op);
+        state.op.set(op);
         let raw = self.maps.insert_with(|_| state);
         Ok(Enqueued { handle: MapHandle::from_raw(raw).expect("never 0"), op })
     }

@@ -22,7 +22,7 @@ use crate::api::{AttrRef, Enqueued};
 use crate::family::prim_bit;
 use crate::metadata::Reserved;
 use crate::stage::{Stage, StageInner, lock};
-use crate::state::{QueryState, Resolved, Test};
+use crate::state::{OpCell, QueryState, Resolved, Test};
 use crate::store::column::{Column, ColumnGuard, RowMap};
 use crate::store::rows::RowSet;
 
@@ -42,7 +42,7 @@ impl Resolved {
 
 impl QueryState {
     fn new(key: u64) -> QueryState {
-        QueryState { key, producer: OnceLock::new(), resolved: OnceLock::new() }
+        QueryState { key, producer: OpCell::default(), resolved: OnceLock::new() }
     }
 
     /// The resolved prims, when known (always for path-list queries).
@@ -57,7 +57,7 @@ impl QueryState {
             Some(Ok(r)) => Ok(r),
             Some(Err(e)) => Err(Failure {
                 error: Error::new(Status::OpFailed, format!("the query this op uses failed: {e}")),
-                caused_by: self.producer.get().copied(),
+                caused_by: self.producer.get(),
             }),
             None => Err(Error::internal("an op ran before the query it uses was resolved").into()),
         }
@@ -223,7 +223,7 @@ impl Stage {
         let op = inner
             .sched
             .submit(&OpSpec::new(ovstage_sched::Order::AfterFloors).producing(state.key).labelled("query"), job)?;
-        let _ = state.producer.set(op);
+        state.producer.set(op);
         let raw = inner.queries.insert_with(|_| state);
         Ok(Enqueued { handle: QueryHandle::from_raw(raw).expect("never 0"), op })
     }
@@ -233,7 +233,7 @@ impl Stage {
         const CALL: &str = "fetch_query_result";
         let state = self.inner.query(query, CALL)?;
         if state.resolved.get().is_none() {
-            let op = *state.producer.get().expect("unresolved queries have a producer");
+            let op = state.producer.get().expect("unresolved queries have a producer");
             self.inner.await_result(op, timeout, CALL, query)?;
         }
         match state.resolved.get() {

@@ -18,7 +18,7 @@ use crate::metadata::{self, Reserved};
 use crate::schema::{Schema, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
 use crate::state::QueryState;
-use crate::state::ReadState;
+use crate::state::{OpCell, ReadState};
 use crate::store::column::{Column, Picked, RowMap, Snapshot};
 use crate::store::image::Image;
 
@@ -117,7 +117,7 @@ impl Stage {
             .get(read.get())
             .ok_or_else(|| Error::invalid_handle(format!("fetch_read_next: {read} is unknown or was released")))?;
         if state.outcome.get().is_none() {
-            self.inner.await_result(*state.op.get().expect("set at enqueue"), timeout, "fetch_read_next", read)?;
+            self.inner.await_result(state.op.get().expect("set at enqueue"), timeout, "fetch_read_next", read)?;
         }
         match state.outcome.get() {
             Some(Ok(())) => Ok(lock(&state.groups).pop_front()),
@@ -222,7 +222,7 @@ impl StageInner {
         let key = self.next_handle_key();
         let state = Arc::new(ReadState {
             key,
-            op: OnceLock::new(),
+            op: OpCell::default(),
             outcome: OnceLock::new(),
             groups: Mutex::new(VecDeque::new()),
         });
@@ -288,7 +288,7 @@ impl StageInner {
                 failure.map_or(Ok(()), |e| Err(Failure::from(e)))
             }))
         })?;
-        let _ = state.op.set(op);
+        state.op.set(op);
         let raw = self.reads.insert_with(|_| state);
         Ok(Enqueued { handle: ReadHandle::from_raw(raw).expect("never 0"), op })
     }

@@ -8,7 +8,7 @@
 //! them, which alone construct and read these fields.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ovstage_types::idhash::IdBuild;
@@ -24,6 +24,27 @@ use crate::store::column::RowMap;
 use crate::store::rows::RowSet;
 
 // ---- Queries (`query.rs`) and their result cache (`query/cache.rs`)
+
+/// The op of a handle's enqueue, set once right after its submission (a
+/// handle's state is made before its op exists, as the op's job holds it)
+/// and before the handle is published. An atomic word rather than a
+/// `OnceLock`: op ids are never 0, and setting one is a store where a
+/// `OnceLock` runs its one-time initialization protocol (about 180
+/// instructions, on every read, map and ordinal query enqueued).
+#[derive(Debug, Default)]
+pub(crate) struct OpCell(AtomicU64);
+
+impl OpCell {
+    /// Records the op.
+    pub(crate) fn set(&self, op: OpId) {
+        self.0.store(op.get(), Ordering::Release);
+    }
+
+    /// The op, once set.
+    pub(crate) fn get(&self) -> Option<OpId> {
+        OpId::from_raw(self.0.load(Ordering::Acquire))
+    }
+}
 
 /// The prims of a resolved query, with what is derived from them. Shared
 /// by every query handle a cached filter result serves (each holds its own
@@ -51,7 +72,7 @@ pub(crate) struct QueryState {
     /// The scheduler's handle key.
     pub(crate) key: u64,
     /// The op evaluating a filter (none for path-list queries).
-    pub(crate) producer: OnceLock<OpId>,
+    pub(crate) producer: OpCell,
     pub(crate) resolved: OnceLock<std::result::Result<Arc<Resolved>, Error>>,
 }
 
@@ -106,7 +127,7 @@ pub(crate) struct QueryCache {
 /// A pending or finished read and its remaining groups.
 pub(crate) struct ReadState {
     pub(crate) key: u64,
-    pub(crate) op: OnceLock<OpId>,
+    pub(crate) op: OpCell,
     pub(crate) outcome: OnceLock<Result<()>>,
     pub(crate) groups: Mutex<VecDeque<ReadGroup>>,
 }
@@ -117,7 +138,7 @@ pub(crate) struct ReadState {
 pub(crate) struct MapState {
     pub(crate) key: u64,
     pub(crate) id: u64,
-    pub(crate) op: OnceLock<OpId>,
+    pub(crate) op: OpCell,
     pub(crate) ordinal: u64,
     pub(crate) query: Arc<QueryState>,
     pub(crate) family: Arc<Family>,
@@ -193,8 +214,30 @@ pub(crate) enum Held {
 /// A pending or answered ordinal query.
 pub(crate) struct OrdinalQueryState {
     pub(crate) key: u64,
-    pub(crate) op: OnceLock<OpId>,
-    pub(crate) value: OnceLock<Result<u64>>,
+    pub(crate) op: OpCell,
+    /// The answer, set once by the query's job (a failed op sets none).
+    pub(crate) value: AnswerCell,
+}
+
+/// An ordinal query's answer: a word and a flag set after it (Release), so
+/// that setting it costs two stores, not a `OnceLock`'s initialization.
+#[derive(Debug, Default)]
+pub(crate) struct AnswerCell {
+    value: AtomicU64,
+    set: AtomicBool,
+}
+
+impl AnswerCell {
+    /// Records the answer (once: only the query's job sets it).
+    pub(crate) fn set(&self, value: u64) {
+        self.value.store(value, Ordering::Relaxed);
+        self.set.store(true, Ordering::Release);
+    }
+
+    /// The answer, once set.
+    pub(crate) fn get(&self) -> Option<u64> {
+        self.set.load(Ordering::Acquire).then(|| self.value.load(Ordering::Relaxed))
+    }
 }
 
 // ---- Hierarchy lookups (`hierarchy.rs`)
@@ -219,7 +262,7 @@ pub struct HierarchyResult {
 
 pub(crate) struct HierarchyState {
     pub(crate) key: u64,
-    pub(crate) op: OnceLock<OpId>,
+    pub(crate) op: OpCell,
     pub(crate) result: OnceLock<HierarchyResult>,
 }
 
