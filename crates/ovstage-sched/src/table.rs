@@ -17,6 +17,9 @@ use ovstage_types::sync::{read, write};
 /// A window this many slots long or shorter is never compacted.
 const MIN_COMPACTED_WINDOW: usize = 1024;
 
+/// Most released nodes kept for reuse.
+const NODE_POOL: usize = 256;
+
 pub(crate) struct OpWindow {
     /// Id of `slots[0]`.
     base: u64,
@@ -29,12 +32,22 @@ pub(crate) struct OpWindow {
     old: BTreeMap<u64, Arc<Node>>,
     /// Unreleased ops (in `slots` and `old`).
     live: usize,
+    /// Released nodes nothing else held, reused by later insertions (under
+    /// the same lock), so a steady stream of ops allocates no nodes.
+    pool: Vec<Arc<Node>>,
 }
 
 impl OpWindow {
     /// An empty window whose first op gets `first`.
     pub(crate) fn starting_at(first: OpId) -> OpWindow {
-        OpWindow { base: first.get(), next: first.get(), slots: VecDeque::new(), old: BTreeMap::new(), live: 0 }
+        OpWindow {
+            base: first.get(),
+            next: first.get(),
+            slots: VecDeque::new(),
+            old: BTreeMap::new(),
+            live: 0,
+            pool: Vec::new(),
+        }
     }
 
     pub(crate) fn get(&self, id: OpId) -> Option<&Arc<Node>> {
@@ -54,7 +67,16 @@ impl OpWindow {
         if self.slots.is_empty() {
             self.base = raw;
         }
-        let node = Arc::new(make(id));
+        let node = match self.pool.pop() {
+            Some(mut pooled) => match Arc::get_mut(&mut pooled) {
+                Some(slot) => {
+                    *slot = make(id);
+                    pooled
+                }
+                None => Arc::new(make(id)),
+            },
+            None => Arc::new(make(id)),
+        };
         self.slots.push_back(Some(node.clone()));
         self.live += 1;
         debug_assert_eq!(self.base + self.slots.len() as u64, self.next);
@@ -77,19 +99,23 @@ impl OpWindow {
         }
     }
 
-    pub(crate) fn remove(&mut self, id: OpId) -> Option<Arc<Node>> {
+    /// Removes a released op; true when it was live. Its node goes to the
+    /// pool when nothing else holds it (a waiter may still).
+    pub(crate) fn remove(&mut self, id: OpId) -> bool {
         let node = match id.get().checked_sub(self.base) {
-            Some(idx) => self.slots.get_mut(usize::try_from(idx).ok()?)?.take(),
+            Some(idx) => usize::try_from(idx).ok().and_then(|idx| self.slots.get_mut(idx)).and_then(Option::take),
             None => self.old.remove(&id.get()),
         };
         while matches!(self.slots.front(), Some(None)) {
             self.slots.pop_front();
             self.base += 1;
         }
-        if node.is_some() {
-            self.live -= 1;
+        let Some(mut node) = node else { return false };
+        self.live -= 1;
+        if self.pool.len() < NODE_POOL && Arc::get_mut(&mut node).is_some() {
+            self.pool.push(node);
         }
-        node
+        true
     }
 
     pub(crate) fn live(&self) -> impl Iterator<Item = &Arc<Node>> {
@@ -135,10 +161,10 @@ impl OpTable {
     }
 
     /// Removes an op (see [`OpWindow::remove`]) from the locked window.
-    pub(crate) fn remove(&self, window: &mut OpWindow, id: OpId) -> Option<Arc<Node>> {
-        let node = window.remove(id);
+    pub(crate) fn remove(&self, window: &mut OpWindow, id: OpId) -> bool {
+        let removed = window.remove(id);
         self.live.store(window.len(), Ordering::Relaxed);
-        node
+        removed
     }
 
     /// Unreleased ops, as of some recent moment.
@@ -163,6 +189,35 @@ mod tests {
         Node::new(id, Box::new(|| Ok(())), None, None)
     }
 
+    /// A released node nothing else holds is reused, fully reset; one
+    /// that someone still holds is not.
+    #[test]
+    fn released_nodes_are_reused_only_when_unshared_and_come_back_fresh() {
+        use crate::node::{Failure, state};
+        use ovstage_types::Error;
+        let mut w = OpWindow::starting_at(OpId::from_raw(1).unwrap());
+        let a = w.insert_new(node);
+        a.state.store(state::FAILED, std::sync::atomic::Ordering::Release);
+        let _ = a.failure.set(Failure::from(Error::internal("boom")));
+        let _ = a.take_job();
+        let a_ptr = Arc::as_ptr(&a);
+        let held = a.clone();
+        drop(a);
+        assert!(w.remove(held.id));
+        let b = w.insert_new(node);
+        assert_ne!(Arc::as_ptr(&b), a_ptr, "a node someone holds is not reused");
+        drop(held);
+        let b_ptr = Arc::as_ptr(&b);
+        let b_id = b.id;
+        drop(b);
+        assert!(w.remove(b_id));
+        let c = w.insert_new(node);
+        assert_eq!(Arc::as_ptr(&c), b_ptr, "an unshared node is reused");
+        assert_eq!(c.id.get(), b_id.get() + 1);
+        assert_eq!(c.load_state(), state::WAITING);
+        assert!(c.failure.get().is_none() && c.take_job().is_some(), "fresh failure and job");
+    }
+
     #[test]
     fn one_unreleased_op_does_not_pin_a_slot_for_every_later_op() {
         let first = OpId::from_raw(7 << 32).unwrap();
@@ -176,7 +231,7 @@ mod tests {
             if i % 10_000 == 0 {
                 kept.push(id);
             } else {
-                w.remove(id).expect("live");
+                assert!(w.remove(id), "live");
             }
         }
         assert_eq!(w.len(), 1 + kept.len());
@@ -185,10 +240,10 @@ mod tests {
         assert_eq!(w.get(pinned).map(|n| n.id), Some(pinned));
         assert_eq!(w.oldest(), Some(pinned));
         for id in kept.iter().chain([&pinned]) {
-            assert_eq!(w.remove(*id).map(|n| n.id), Some(*id));
+            assert!(w.remove(*id));
             assert!(w.get(*id).is_none(), "released");
         }
         assert_eq!((w.len(), w.oldest()), (0, None));
-        assert!(w.remove(pinned).is_none(), "released twice");
+        assert!(!w.remove(pinned), "released twice");
     }
 }
