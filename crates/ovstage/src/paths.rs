@@ -137,9 +137,10 @@ pub struct PathDictionary {
     /// is known without taking the lock.
     token_count: AtomicUsize,
     lists: HandleTable<ListEntry>,
-    /// The buffer of a released list that nothing else held, reused by
-    /// the next list of its length: a loop that creates and destroys lists
-    /// of one size (a per-step selection) allocates nothing.
+    /// The buffer of a released list that nothing else held (of at least
+    /// `SPARE_MIN_PATHS` paths), reused by the next list of its length: a
+    /// loop that creates and destroys lists of one size (a per-step
+    /// selection) allocates nothing.
     spare: Mutex<Option<Arc<[PrimPath]>>>,
     /// The length of `spare`'s buffer, 0 when there is none: readable
     /// without the lock, so lists of other lengths, and releases while a
@@ -149,6 +150,12 @@ pub struct PathDictionary {
 
 /// The largest released list buffer kept for reuse.
 const SPARE_BYTES: usize = 1 << 20;
+
+/// The smallest list kept for reuse (in paths): the allocator's
+/// thread-local cache serves smaller buffers faster than the slot's lock,
+/// whose two atomic operations per create and per destroy made churn of 8
+/// and 64 paths 25 ns slower.
+const SPARE_MIN_PATHS: usize = 128;
 
 impl Default for PathDictionary {
     fn default() -> Self {
@@ -410,7 +417,7 @@ impl PathDictionary {
     /// The kept buffer of a released list when it has `len` paths (taken
     /// out; it is unique, as nothing held it when it was kept).
     fn spare_buffer(&self, len: usize) -> Option<Arc<[PrimPath]>> {
-        if self.spare_len.load(Ordering::Relaxed) != len {
+        if len < SPARE_MIN_PATHS || self.spare_len.load(Ordering::Relaxed) != len {
             return None;
         }
         let mut spare = lock(&self.spare);
@@ -424,8 +431,8 @@ impl PathDictionary {
     /// Keeps a released list's buffer for reuse when none is kept, nothing
     /// else holds it and it is not too large; otherwise it is freed.
     fn keep_spare(&self, mut buffer: Arc<[PrimPath]>) {
-        if self.spare_len.load(Ordering::Relaxed) != 0
-            || buffer.is_empty()
+        if buffer.len() < SPARE_MIN_PATHS
+            || self.spare_len.load(Ordering::Relaxed) != 0
             || std::mem::size_of_val(&*buffer) > SPARE_BYTES
             || Arc::get_mut(&mut buffer).is_none()
         {
@@ -509,41 +516,50 @@ mod tests {
     use super::*;
 
     /// A released list's buffer is reused only when nothing else holds
-    /// it, by a list of its length, and only buffers up to SPARE_BYTES
-    /// are kept.
+    /// it, by a list of its length, and only buffers of SPARE_MIN_PATHS
+    /// to SPARE_BYTES are kept.
     #[test]
     fn released_list_buffers_are_reused_only_when_unshared() {
         let d = PathDictionary::new();
         let p = d.intern_paths(&["/A", "/B", "/C"]).unwrap();
+        let n = SPARE_MIN_PATHS;
+        let list = |d: &PathDictionary, first: PrimPath, rest: PrimPath| {
+            let mut paths = vec![rest; n];
+            paths[0] = first;
+            d.create_path_list(&paths).unwrap()
+        };
+        let paths = |d: &PathDictionary, l: PathList| d.path_list_paths(l).unwrap()[..2].to_vec();
         let kept = |d: &PathDictionary| lock(&d.spare).as_ref().map(|b| b.len());
-        let first = d.create_path_list(&p[..2]).unwrap();
+        let first = list(&d, p[0], p[1]);
         let held = d.path_list_paths(first).unwrap();
         d.release_path_list_reference(first).unwrap();
         assert_eq!(kept(&d), None, "a buffer someone holds is not kept");
-        let second = d.create_path_list(&[p[2], p[2]]).unwrap();
-        assert_eq!(&held[..], &p[..2]);
-        assert_eq!(&d.path_list_paths(second).unwrap()[..], &[p[2], p[2]]);
+        let second = list(&d, p[2], p[2]);
+        assert_eq!(&held[..2], &[p[0], p[1]]);
+        assert_eq!(paths(&d, second), [p[2], p[2]]);
         d.release_path_list_reference(second).unwrap();
-        assert_eq!(kept(&d), Some(2), "unshared: kept");
-        let other = d.create_path_list(&p).unwrap();
-        assert_eq!(kept(&d), Some(2), "another length does not take it");
-        let third = d.create_path_list(&[p[1], p[0]]).unwrap();
+        assert_eq!(kept(&d), Some(n), "unshared: kept");
+        let other = d.create_path_list(&vec![p[1]; n + 1]).unwrap();
+        assert_eq!(kept(&d), Some(n), "another length does not take it");
+        let third = list(&d, p[1], p[0]);
         assert_eq!(kept(&d), None, "reused");
-        assert_eq!(&d.path_list_paths(third).unwrap()[..], &[p[1], p[0]]);
-        assert_eq!(&d.path_list_paths(other).unwrap()[..], &p[..]);
+        assert_eq!(paths(&d, third), [p[1], p[0]]);
+        assert!(d.path_list_paths(third).unwrap()[1..].iter().all(|x| *x == p[0]), "every path rewritten");
+        assert_eq!(paths(&d, other), [p[1], p[1]]);
         for l in [third, other] {
             d.release_path_list_reference(l).unwrap();
         }
-        assert_eq!(kept(&d), Some(2), "the first released is kept, the next freed");
-        let third = d.create_path_list(&[p[0], p[0]]).unwrap();
-        d.release_path_list_reference(third).unwrap();
-        let big = SPARE_BYTES / std::mem::size_of::<PrimPath>() + 1;
-        let l = d.create_path_list(&vec![p[0]; big]).unwrap();
-        // Empty the slot, so that only the size can refuse the big buffer.
+        assert_eq!(kept(&d), Some(n), "the first released is kept, the next freed");
         let _ = lock(&d.spare).take();
         d.spare_len.store(0, Ordering::Relaxed);
+        // Too small or too large: freed.
+        let small = d.create_path_list(&p).unwrap();
+        d.release_path_list_reference(small).unwrap();
+        assert_eq!(kept(&d), None, "a list under SPARE_MIN_PATHS is not kept");
+        let big = SPARE_BYTES / std::mem::size_of::<PrimPath>() + 1;
+        let l = d.create_path_list(&vec![p[0]; big]).unwrap();
         d.release_path_list_reference(l).unwrap();
-        assert_eq!(kept(&d), None, "a buffer over SPARE_BYTES is freed");
+        assert_eq!(kept(&d), None, "a buffer over SPARE_BYTES is not kept");
     }
 
     #[test]
