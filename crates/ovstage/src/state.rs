@@ -187,6 +187,20 @@ pub struct MapGroup {
 /// inline (a write op allocates no per-entry vectors).
 pub(crate) type PerEntry<T> = SmallVec<[T; 1]>;
 
+/// `items` mapped by `f`, one per entry. A single entry (the usual case)
+/// is placed inline directly, not through the generic collection path
+/// (its reserve and capacity checks cost about 80 instructions a vector,
+/// and a write builds several).
+pub(crate) fn per_entry<I: ExactSizeIterator, T>(items: I, f: impl FnMut(I::Item) -> T) -> PerEntry<T> {
+    let mut mapped = items.map(f);
+    if mapped.len() == 1
+        && let Some(one) = mapped.next()
+    {
+        return PerEntry::from_buf([one]);
+    }
+    mapped.collect()
+}
+
 /// An admitted mutation's hold on its ordinal: while it lives, the ordinal
 /// is pending for the attributes it changes (columns merge nothing at or
 /// above it). Dropping it releases the ordinal, so every path (published,

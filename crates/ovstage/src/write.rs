@@ -12,6 +12,7 @@ use crate::mutation::{Ctx, Payload, PerEntry, Reach, RowsOf, SchemaPlan, Targets
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{Stage, StageInner};
 use crate::state::QueryState;
+use crate::state::per_entry;
 use crate::store::backend::{AllocFailed, Buffer, StorageBackend};
 use crate::store::column::Column;
 use crate::transport::{self, ElementPlan, Transport, check_semantic};
@@ -156,7 +157,10 @@ impl StageInner {
         if mode == PrimMode::Insert {
             self.insert_check_now(&q, &entries, ordinal, call)?;
         }
-        let cells = Cells::keys(entries.iter().map(|e| e.family().id));
+        let cells = match &entries[..] {
+            [one] => Cells::one(one.family().id),
+            many => Cells::keys(many.iter().map(|e| e.family().id)),
+        };
         // INSERT depends on which prims exist when it runs, FORCE on which
         // schema each prim carries then: order them with every mutation of
         // their attributes (in submission order), so what they decide
@@ -168,17 +172,14 @@ impl StageInner {
         };
         let spec =
             OpSpec::new(order).using(q.key).labelled(call).with_bytes(|| entries.iter().map(Entry::byte_len).sum());
-        let families: PerEntry<Arc<Family>> = entries.iter().map(|e| e.family().clone()).collect();
-        let targets: PerEntry<Targets<'_>> = entries
-            .iter()
-            .map(|e| match e {
-                Entry::Ready(p) => p.targets(&q),
-                Entry::Deferred { .. } => Targets::unknown(),
-            })
-            .collect();
-        let admitted: PerEntry<(&Arc<Family>, &Targets<'_>)> = families.iter().zip(&targets).collect();
+        let families: PerEntry<Arc<Family>> = per_entry(entries.iter(), |e| e.family().clone());
+        let targets: PerEntry<Targets<'_>> = per_entry(entries.iter(), |e| match e {
+            Entry::Ready(p) => p.targets(&q),
+            Entry::Deferred { .. } => Targets::unknown(),
+        });
+        let admitted: PerEntry<(&Arc<Family>, &Targets<'_>)> = per_entry(families.iter().zip(&targets), |p| p);
         // The job reuses the target lists admission computed.
-        let lists: PerEntry<Option<Arc<[PrimPath]>>> = targets.iter().map(|t| t.prims.clone()).collect();
+        let lists: PerEntry<Option<Arc<[PrimPath]>>> = per_entry(targets.iter(), |t| t.prims.clone());
         let (owner, job_q) = (self.clone(), q.clone());
         self.submit_mutation(&spec, Reach::Families(&admitted), ordinal, call, move |ticket| -> Job {
             Box::new(move || {
