@@ -237,7 +237,7 @@ pub enum RowBound {
 /// only when a message is needed, not once per tensor.
 #[derive(Copy, Clone)]
 struct Named<'a> {
-    what: &'a str,
+    what: &'a dyn Display,
     list: &'static str,
     index: usize,
 }
@@ -522,7 +522,7 @@ impl<'a> Inputs<'a> {
     }
 
     /// Tensor `i`, its owner and its name in messages.
-    fn get(self, i: usize, what: &'a str) -> (&'a DLTensor, Option<&'a Arc<Managed>>, Named<'a>) {
+    fn get(self, i: usize, what: &'a dyn Display) -> (&'a DLTensor, Option<&'a Arc<Managed>>, Named<'a>) {
         match self {
             Inputs::Client(t) => (&t[i], None, Named { what, list: "tensors", index: i }),
             Inputs::Managed(m) => (m[i].tensor(), Some(&m[i]), Named { what, list: "managed_tensors", index: i }),
@@ -535,7 +535,7 @@ impl<'a> Inputs<'a> {
 ///
 /// # Safety
 /// As for [`tensor`].
-pub unsafe fn tensors(inputs: Inputs<'_>, bound: &dyn Fn() -> RowBound, what: &str) -> Result<Vec<Tensor>> {
+pub unsafe fn tensors(inputs: Inputs<'_>, bound: &dyn Fn() -> RowBound, what: &dyn Display) -> Result<Vec<Tensor>> {
     (0..inputs.len())
         .map(|i| {
             let (t, owner, name) = inputs.get(i, what);
@@ -550,7 +550,7 @@ pub unsafe fn tensors(inputs: Inputs<'_>, bound: &dyn Fn() -> RowBound, what: &s
 ///
 /// # Safety
 /// As for [`tensor`].
-pub unsafe fn array_rows(inputs: Inputs<'_>, owners: Vec<Arc<Managed>>, what: &str) -> Result<ArrayRows> {
+pub unsafe fn array_rows(inputs: Inputs<'_>, owners: Vec<Arc<Managed>>, what: &dyn Display) -> Result<ArrayRows> {
     let n = inputs.len();
     let mut rows = ArrayRows::builder(n);
     let mut spans = Vec::with_capacity(n);

@@ -135,7 +135,7 @@ fn descriptors_are_checked_before_use() {
     let check = |t: DLTensor| {
         // SAFETY: the descriptors' arrays are valid; none is read past
         // what its checks allow.
-        unsafe { import::tensors(Inputs::Client(&[t]), &|| RowBound::Any, "w") }.unwrap_err()
+        unsafe { import::tensors(Inputs::Client(&[t]), &|| RowBound::Any, &"w") }.unwrap_err()
     };
     let mut shape = [4i64];
     let cuda = DLTensor {
@@ -169,7 +169,7 @@ fn descriptors_are_checked_before_use() {
     let (mut shape, mut strides) = ([1i64 << 44], [0i64]);
     // SAFETY: every element is `byte[0]`.
     let e = unsafe {
-        import::array_rows(Inputs::Client(&[tensor(&byte, &mut shape, Some(&mut strides))]), Vec::new(), "w")
+        import::array_rows(Inputs::Client(&[tensor(&byte, &mut shape, Some(&mut strides))]), Vec::new(), &"w")
     }
     .unwrap_err();
     assert_eq!(e.status(), Status::OutOfMemory);

@@ -27,12 +27,12 @@ pub(crate) unsafe fn enqueue(
         with_instance(inst, CALL, |c| {
             enqueue_result((|| -> Result<OpId> {
                 let paths = c.stage.paths();
-                let source_text = strings::text(source, format!("{CALL}: source_path"))?;
+                let source_text = strings::text(source, format_args!("{CALL}: source_path"))?;
                 if source_text.is_empty() {
                     return Err(Error::invalid_argument(format!("{CALL}: source_path is empty")));
                 }
                 let source = paths.intern_path(source_text).map_err(|e| e.prefixed(CALL))?;
-                let texts = strings::texts(targets, n, format!("{CALL}: target_paths"))?;
+                let texts = strings::texts(targets, n, format_args!("{CALL}: target_paths"))?;
                 let mut target_paths = Vec::with_capacity(texts.len());
                 for (i, t) in texts.iter().enumerate() {
                     if t.is_empty() {

@@ -39,7 +39,7 @@ pub(crate) unsafe fn enqueue(
     unsafe {
         with_instance(inst, CALL, |c| {
             enqueue_result((|| {
-                strings::non_null(out, format!("{CALL}: out_hierarchy_handle"))?;
+                strings::non_null(out, format_args!("{CALL}: out_hierarchy_handle"))?;
                 out.write(0);
                 let relation = HierarchyRelation::from_raw(relation.0).ok_or_else(|| {
                     Error::invalid_argument(format!(
@@ -71,7 +71,7 @@ pub(crate) unsafe fn fetch(
     unsafe {
         with_instance(inst, CALL, |c| {
             status_result((|| {
-                strings::non_null(out, format!("{CALL}: out_result"))?;
+                strings::non_null(out, format_args!("{CALL}: out_result"))?;
                 let result = c.stage.fetch_hierarchy_result(handle(raw, CALL)?, Timeout::POLL)?;
                 let paths = c.stage.paths();
                 let held = HeldHierarchy::new(&result, |p| {
@@ -147,8 +147,8 @@ pub(crate) unsafe fn computation_models(
     unsafe {
         with_instance(inst, CALL, |_| {
             status_result((|| {
-                strings::non_null(out_models, format!("{CALL}: out_models"))?;
-                strings::non_null(out_count, format!("{CALL}: out_model_count"))?;
+                strings::non_null(out_models, format_args!("{CALL}: out_models"))?;
+                strings::non_null(out_count, format_args!("{CALL}: out_model_count"))?;
                 out_models.write(MODELS.0.as_ptr());
                 out_count.write(MODELS.0.len());
                 Ok(())

@@ -61,7 +61,7 @@ pub(crate) unsafe fn set_callback(
         ""
     } else {
         // SAFETY: a non-NULL filter is a readable view per the caller.
-        unsafe { strings::text(*channel_filter, format!("{call}: channel_filter")) }?
+        unsafe { strings::text(*channel_filter, format_args!("{call}: channel_filter")) }?
     };
     let callback: Option<stage::LogCallback> = callback.map(|callback| {
         let sink = Sink { callback, user_data };

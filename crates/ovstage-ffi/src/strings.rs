@@ -21,7 +21,8 @@ impl Display for Arg<'_> {
 }
 
 /// Element `1` of the array argument `0`, named in messages as `what[i]`.
-struct Indexed<W>(W, usize);
+#[derive(Copy, Clone)]
+pub(crate) struct Indexed<W>(pub(crate) W, pub(crate) usize);
 
 impl<W: Display> Display for Indexed<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use std::fmt::Display;
+
 use ovstage_dlpack::import::{self, Inputs, Managed, RowBound, Takeover};
 use ovstage_types::{AttributeMode, Error, Result, Semantic, Status};
 use stage::{Selection, WriteData};
@@ -46,7 +48,7 @@ pub(crate) unsafe fn write_data(
     d: &ovstage_write_data_t,
     managed: Vec<Arc<Managed>>,
     prims: &dyn Fn() -> Option<usize>,
-    what: &str,
+    what: &dyn Display,
 ) -> Result<WriteData> {
     let n = d.tensor_count as usize;
     let inputs = match (d.tensors.is_null(), d.managed_tensors.is_null()) {
@@ -112,7 +114,7 @@ pub(crate) unsafe fn write_data(
 /// # Safety
 /// `index_map` has `count` readable entries and `mask` `ceil(count / 64)`
 /// words, when not NULL.
-unsafe fn selection(d: &ovstage_write_data_t, what: &str) -> Result<Selection> {
+unsafe fn selection(d: &ovstage_write_data_t, what: &dyn Display) -> Result<Selection> {
     Ok(match (d.index_map.is_null(), d.mask.is_null()) {
         (false, false) => {
             return Err(Error::invalid_argument(format!("{what}: index_map and mask are mutually exclusive")));
@@ -140,7 +142,7 @@ unsafe fn selection(d: &ovstage_write_data_t, what: &str) -> Result<Selection> {
 }
 
 /// A copy of a client array, allocated fallibly.
-fn copy_of<T: Copy>(src: &[T], name: &str, what: &str) -> Result<Vec<T>> {
+fn copy_of<T: Copy>(src: &[T], name: &str, what: &dyn Display) -> Result<Vec<T>> {
     let mut out = Vec::new();
     out.try_reserve_exact(src.len()).map_err(|_| {
         Error::new(Status::OutOfMemory, format!("{what}: could not allocate a copy of {name} ({} entries)", src.len()))

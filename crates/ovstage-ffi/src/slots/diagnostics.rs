@@ -89,7 +89,7 @@ pub(super) unsafe extern "C" fn query_extension(
             // SAFETY: checked non-NULL; writable per the contract.
             out.write(std::ptr::null());
             // SAFETY: a non-NULL name is NUL-terminated per the contract.
-            match strings::c_text(name, format!("{CALL}: name")) {
+            match strings::c_text(name, format_args!("{CALL}: name")) {
                 Err(e) => report(&e),
                 Ok(n) => error::fail(
                     Status::NotFound,

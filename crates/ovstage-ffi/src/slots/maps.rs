@@ -49,10 +49,10 @@ pub(super) unsafe extern "C" fn map_attribute(
     // SAFETY: the contract's preconditions on the pointers.
     unsafe {
         handle_slot(ctx, CALL, out, |c| {
-            strings::non_null(desc, format!("{CALL}: desc"))?;
+            strings::non_null(desc, format_args!("{CALL}: desc"))?;
             let d = &*desc;
             let q = query_handle(handle, CALL)?;
-            let attribute = strings::attribute(d.attribute, format!("{CALL}: desc->attribute"))?;
+            let attribute = strings::attribute(d.attribute, format_args!("{CALL}: desc->attribute"))?;
             let dtype = if (d.dtype.code, d.dtype.bits, d.dtype.lanes) == (0, 0, 0) {
                 None
             } else {
@@ -83,7 +83,7 @@ pub(super) unsafe extern "C" fn map_attribute(
                 }
                 None
             } else {
-                let s = strings::slice(element_sizes, element_count, format!("{CALL}: element_sizes"))?;
+                let s = strings::slice(element_sizes, element_count, format_args!("{CALL}: element_sizes"))?;
                 let mut sizes = Vec::new();
                 sizes.try_reserve_exact(s.len()).map_err(|_| {
                     Error::new(
@@ -112,7 +112,7 @@ pub(super) unsafe extern "C" fn fetch_map_next(
     unsafe {
         with_context(ctx, CALL, |c| {
             let fetched = (|| {
-                strings::non_null(out, format!("{CALL}: out_group"))?;
+                strings::non_null(out, format_args!("{CALL}: out_group"))?;
                 let m = map_handle(handle, CALL)?;
                 Ok((m, c.stage.fetch_map_next(m, Timeout::from_nanos(timeout)).map_err(in_call(CALL))?))
             })();
@@ -140,7 +140,7 @@ pub(super) unsafe extern "C" fn unmap_group(
     unsafe {
         enqueue_slot(ctx, CALL, |c| {
             let m = map_handle(handle, CALL)?;
-            strings::non_null(group, format!("{CALL}: group"))?;
+            strings::non_null(group, format_args!("{CALL}: group"))?;
             host_sync(sync, CALL)?;
             let g = c.results.take_map_group(m, (*group).data.tensors as usize)?;
             c.stage.unmap_group(m, g).map_err(in_call(CALL))

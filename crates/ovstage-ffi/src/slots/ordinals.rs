@@ -20,9 +20,9 @@ pub(super) unsafe extern "C" fn advance_write_floor(
     // SAFETY: the contract's preconditions on `ctx` and `desc`.
     unsafe {
         enqueue_slot(ctx, CALL, |c| {
-            strings::non_null(desc, format!("{CALL}: desc"))?;
+            strings::non_null(desc, format_args!("{CALL}: desc"))?;
             let d = &*desc;
-            let attrs = strings::tokens(d.attributes, d.attribute_count, format!("{CALL}: desc->attributes"))?;
+            let attrs = strings::tokens(d.attributes, d.attribute_count, format_args!("{CALL}: desc->attributes"))?;
             let scope = match Scope::from_raw(d.scope.0) {
                 Some(Scope::All) => FloorScope::All,
                 Some(Scope::Include) => FloorScope::Include(attrs),
@@ -64,11 +64,11 @@ pub(super) unsafe extern "C" fn get_attribute_write_floor(
     // SAFETY: the contract's preconditions on `ctx`, `attribute` and `out`.
     unsafe {
         handle_slot(ctx, CALL, out, |c| {
-            let name = strings::text(attribute.string, format!("{CALL}: attribute"))?;
+            let name = strings::text(attribute.string, format_args!("{CALL}: attribute"))?;
             let attr = if attribute.token == 0 && name.is_empty() {
                 None
             } else {
-                Some(strings::attribute(attribute, format!("{CALL}: attribute"))?)
+                Some(strings::attribute(attribute, format_args!("{CALL}: attribute"))?)
             };
             let e = c.stage.get_attribute_write_floor(attr).map_err(in_call(CALL))?;
             Ok((e.handle.get(), e.op))
@@ -95,7 +95,7 @@ pub(super) unsafe extern "C" fn fetch_ordinal(
     // SAFETY: the contract's preconditions on `ctx` and `out`.
     unsafe {
         sync_slot(ctx, CALL, |c| {
-            strings::non_null(out, format!("{CALL}: out_ordinal"))?;
+            strings::non_null(out, format_args!("{CALL}: out_ordinal"))?;
             let h = ordinal_handle(handle, CALL)?;
             let v = c.stage.fetch_ordinal(h, Timeout::from_nanos(timeout)).map_err(in_call(CALL))?;
             out.write(v.get());

@@ -45,11 +45,11 @@ pub(super) unsafe extern "C" fn write_attribute(
         enqueue_slot(ctx, CALL, |c| {
             let managed = managed?.pop().unwrap_or_default();
             let mode = prim_mode(mode, CALL)?;
-            let attr = strings::attribute(attribute, format!("{CALL}: attribute"))?;
+            let attr = strings::attribute(attribute, format_args!("{CALL}: attribute"))?;
             let q = query_handle(handle, CALL)?;
             let prims = || c.stage.query_prim_count(q).ok().flatten();
             let data =
-                tensors::write_data(&data, managed, &prims, CALL).map_err(|e| in_context(e, c, attr, ordinal))?;
+                tensors::write_data(&data, managed, &prims, &CALL).map_err(|e| in_context(e, c, attr, ordinal))?;
             c.stage.write_attribute(q, attr, ordinal, data, mode).map_err(in_call(CALL))
         })
     }
@@ -66,7 +66,7 @@ pub(super) unsafe extern "C" fn write_attributes(
 ) -> ovstage_enqueue_result_t {
     const CALL: &str = "write_attributes";
     // SAFETY: `write_count` readable entries per the contract (or NULL).
-    let entries = unsafe { strings::slice(writes, write_count, format!("{CALL}: writes")) };
+    let entries = unsafe { strings::slice(writes, write_count, format_args!("{CALL}: writes")) };
     // Ownership of every managed tensor passes at entry, whatever happens
     // next.
     let managed = entries.as_ref().ok().map(|entries| {
@@ -84,8 +84,10 @@ pub(super) unsafe extern "C" fn write_attributes(
             let prims = || c.stage.query_prim_count(q).ok().flatten();
             let mut batch = Vec::with_capacity(entries.len());
             for (i, (w, managed)) in entries.iter().zip(managed).enumerate() {
-                let what = format!("{CALL}: writes[{i}]");
-                let attribute = strings::attribute(w.attribute, format!("{what}.attribute"))?;
+                // Formatted only when a message needs it (eagerly, 700
+                // instructions an entry).
+                let what = strings::Indexed(strings::Arg(CALL, "writes"), i);
+                let attribute = strings::attribute(w.attribute, format_args!("{what}.attribute"))?;
                 let data = tensors::write_data(&w.data, managed, &prims, &what)
                     .map_err(|e| in_context(e, c, attribute, ordinal))?;
                 batch.push(AttributeWrite { attribute, data });
@@ -108,11 +110,11 @@ pub(super) unsafe extern "C" fn delete_attributes(
     unsafe {
         enqueue_slot(ctx, CALL, |c| {
             let q = query_handle(handle, CALL)?;
-            let raw = strings::slice(attributes, attribute_count, format!("{CALL}: attributes"))?;
+            let raw = strings::slice(attributes, attribute_count, format_args!("{CALL}: attributes"))?;
             let attrs = raw
                 .iter()
                 .enumerate()
-                .map(|(i, a)| strings::attribute(*a, format!("{CALL}: attributes[{i}]")))
+                .map(|(i, a)| strings::attribute(*a, format_args!("{CALL}: attributes[{i}]")))
                 .collect::<Result<Vec<_>>>()?;
             c.stage.delete_attributes(q, &attrs, ordinal).map_err(in_call(CALL))
         })

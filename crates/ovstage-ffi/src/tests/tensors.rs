@@ -253,6 +253,16 @@ fn boundary_error_messages() {
         record("null out handle", r.status.0);
         let r = (i.vt().release_query.unwrap())(i.ctx(), 0);
         record("query handle 0", r.status.0);
+        // Entries of write_attributes are named by their index.
+        let writes = [
+            ovstage_attribute_write_t { attribute: attr("b"), data: write_data(&good) },
+            ovstage_attribute_write_t { attribute: attr("c"), data: write_data(&code) },
+        ];
+        let r = (i.vt().write_attributes.unwrap())(i.ctx(), q, writes.as_ptr(), 2, 1, ovstage_prim_mode_t(0));
+        record("write_attributes, bad tensor", r.status.0);
+        let writes = [writes[0], ovstage_attribute_write_t { attribute: attr(""), data: write_data(&good) }];
+        let r = (i.vt().write_attributes.unwrap())(i.ctx(), q, writes.as_ptr(), 2, 1, ovstage_prim_mode_t(0));
+        record("write_attributes, no attribute", r.status.0);
     }
     insta::assert_snapshot!(messages.join("\n"));
 }
