@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use std::fmt::Display;
 
+use smallvec::SmallVec;
+
 use ovstage_dlpack::import::{self, Inputs, Managed, RowBound, Takeover};
 use ovstage_types::{AttributeMode, Error, Result, Semantic, Status};
 use stage::{Selection, WriteData};
@@ -21,9 +23,17 @@ use crate::abi::api_types::ovstage_write_data_t;
 /// # Safety
 /// Each payload's `managed_tensors`, when not NULL, has `tensor_count`
 /// readable entries.
-pub(crate) unsafe fn take_managed(payloads: &[&ovstage_write_data_t], call: &str) -> Result<Vec<Vec<Arc<Managed>>>> {
+pub(crate) unsafe fn take_managed(
+    payloads: &[&ovstage_write_data_t],
+    call: &str,
+) -> Result<SmallVec<[Vec<Arc<Managed>>; 1]>> {
+    // The usual payload has no managed tensors: nothing to take over (and
+    // no takeover state, whose hash set seeds itself from a thread-local).
+    if payloads.iter().all(|d| d.managed_tensors.is_null()) {
+        return Ok(payloads.iter().map(|_| Vec::new()).collect());
+    }
     let mut takeover = Takeover::new();
-    let mut per_payload = Vec::with_capacity(payloads.len());
+    let mut per_payload = SmallVec::with_capacity(payloads.len());
     for (w, data) in payloads.iter().enumerate() {
         if data.managed_tensors.is_null() {
             per_payload.push(Vec::new());
