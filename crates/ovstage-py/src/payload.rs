@@ -66,19 +66,27 @@ pub(crate) fn numpy_code(kind: u8) -> Option<DTypeCode> {
 
 /// A numpy array (made C-contiguous and native-endian first when it is
 /// not) as a tensor viewing its memory.
-fn from_numpy(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    let mut arr = obj.cast::<PyUntypedArray>()?.clone();
-    let native = arr.dtype().is_native_byteorder().unwrap_or(true);
+fn from_numpy<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Tensor> {
+    from_array(py, obj.cast::<PyUntypedArray>()?.clone())
+}
+
+/// A stage tensor viewing a numpy array's buffer (a C-contiguous,
+/// native-order copy first when it is neither). The dtype is looked up
+/// once: each `dtype()` is a new reference.
+fn from_array<'py>(py: Python<'py>, mut arr: Bound<'py, PyUntypedArray>) -> PyResult<Tensor> {
+    let mut dt = arr.dtype();
+    let native = dt.is_native_byteorder().unwrap_or(true);
     if !arr.is_c_contiguous() || !native {
         let f = ASCONTIGUOUS.import(py, "numpy", "ascontiguousarray")?;
-        let dt = arr.dtype().call_method0("newbyteorder")?;
-        let dt = if native { arr.dtype().into_any() } else { dt };
-        arr = f.call1((arr, dt))?.cast_into::<PyUntypedArray>()?;
+        let target = if native { dt.into_any() } else { dt.call_method0("newbyteorder")? };
+        arr = f.call1((arr, target))?.cast_into::<PyUntypedArray>()?;
+        dt = arr.dtype();
     }
-    let dtype = numpy_dtype(arr.dtype().kind(), arr.dtype().itemsize())?;
+    let itemsize = dt.itemsize();
+    let dtype = numpy_dtype(dt.kind(), itemsize)?;
     let shape: SmallVec<[u64; 4]> =
         if arr.ndim() == 0 { SmallVec::from_slice(&[1]) } else { arr.shape().iter().map(|d| *d as u64).collect() };
-    let len = shape.iter().product::<u64>() as usize * arr.dtype().itemsize();
+    let len = shape.iter().product::<u64>() as usize * itemsize;
     // SAFETY: `as_array_ptr` is the live array object; its `data` field is
     // the start of its (C-contiguous, checked above) buffer.
     let ptr = unsafe { (*arr.as_array_ptr()).fields.data } as *const u8;
@@ -167,8 +175,8 @@ fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
 /// One payload item as a tensor. `Err(PyErr)` for bad Python arguments;
 /// `Ok(Err)` for payloads the enqueue rejects.
 fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<Tensor, Error>> {
-    if obj.is_instance_of::<PyUntypedArray>() {
-        return match from_numpy(py, obj) {
+    if let Ok(arr) = obj.cast::<PyUntypedArray>() {
+        return match from_array(py, arr.clone()) {
             Ok(t) => Ok(Ok(t)),
             Err(e) if e.is_instance_of::<PyValueError>(py) || e.is_instance_of::<PyTypeError>(py) => Err(e),
             Err(e) => Ok(Err(Error::invalid_argument(e.to_string()))),
