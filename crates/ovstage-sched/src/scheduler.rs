@@ -8,7 +8,7 @@ use std::sync::atomic::{Ordering, fence};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
-use ovstage_types::sync::lock;
+use ovstage_types::sync::{lock, lock_brief};
 use ovstage_types::{Error, OpId, Status, Timeout};
 use smallvec::SmallVec;
 
@@ -225,7 +225,7 @@ impl Shared {
             }
         };
         let dependents = if node.role.as_ref().is_some_and(Role::is_recorded) {
-            let mut order = lock(&self.order);
+            let mut order = lock_brief(&self.order);
             order.complete(node);
             node.state.store(final_state, Ordering::Release);
             std::mem::take(&mut *lock(&node.dependents))
@@ -448,7 +448,7 @@ impl Scheduler {
         let shared = &self.shared;
         let node = if spec.is_ordered() {
             let role = Role::new(&spec.order, &spec.uses, spec.produces);
-            let mut order = lock(&shared.order);
+            let mut order = lock_brief(&shared.order);
             self.room_for(spec)?;
             let job = build()?;
             let node = shared.table.insert_new(|id| Node::new(id, job, Some(role), Tag::when_tracing(spec)));

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 /// The rows a part or a query touches, in element order. Duplicates are
 /// allowed (a path list may name a prim twice); the last one wins.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,9 +79,11 @@ fn word_masks(start: u32, end: u32) -> impl Iterator<Item = (usize, u64)> {
 }
 
 /// A set of rows as a bitset. Grows on insertion; absent words are zero.
+/// Sets of up to 128 rows live inline: a mutation of a few prims records
+/// one in admission and one in its part without a heap allocation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct RowSet {
-    words: Vec<u64>,
+    words: SmallVec<[u64; 2]>,
 }
 
 impl RowSet {
