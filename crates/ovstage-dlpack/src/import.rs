@@ -21,6 +21,7 @@ use std::sync::Arc;
 use ovstage::{ArrayRows, HostBytes, HostRows, Tensor};
 use ovstage_abi::dlpack::{DLManagedTensor, DLManagedTensorVersioned, DLTensor};
 use ovstage_types::{DType, DTypeCode, Error, Result, Status};
+use smallvec::SmallVec;
 
 use crate::device::require_host;
 
@@ -530,12 +531,17 @@ impl<'a> Inputs<'a> {
     }
 }
 
-/// One stage tensor per input, named `{what}: tensors[i]` (or
+/// One stage tensor per input (one inline: the usual payload allocates no
+/// list), named `{what}: tensors[i]` (or
 /// `managed_tensors[i]`) in messages.
 ///
 /// # Safety
 /// As for [`tensor`].
-pub unsafe fn tensors(inputs: Inputs<'_>, bound: &dyn Fn() -> RowBound, what: &dyn Display) -> Result<Vec<Tensor>> {
+pub unsafe fn tensors(
+    inputs: Inputs<'_>,
+    bound: &dyn Fn() -> RowBound,
+    what: &dyn Display,
+) -> Result<SmallVec<[Tensor; 1]>> {
     (0..inputs.len())
         .map(|i| {
             let (t, owner, name) = inputs.get(i, what);
