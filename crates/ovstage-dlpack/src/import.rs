@@ -561,8 +561,15 @@ pub unsafe fn array_rows(inputs: Inputs<'_>, owners: Vec<Arc<Managed>>, what: &d
     let mut rows = ArrayRows::builder(n);
     let mut spans = Vec::with_capacity(n);
     let mut gathered: Vec<Vec<u8>> = Vec::new();
+    let mut like: Option<LikePrevious<'_>> = None;
     for i in 0..n {
         let (t, _, name) = inputs.get(i, what);
+        // SAFETY: forwarded.
+        if let Some((first, bytes)) = like.as_ref().and_then(|l| unsafe { l.span(t) }) {
+            spans.push((first, bytes));
+            rows.push_like_last(bytes as u64)?;
+            continue;
+        }
         // SAFETY: forwarded.
         let mut c = unsafe { check(t, name) }?;
         if c.strided {
@@ -570,10 +577,76 @@ pub unsafe fn array_rows(inputs: Inputs<'_>, owners: Vec<Arc<Managed>>, what: &d
             let copy = unsafe { gather_checked(&mut c, t.strides, RowBound::Any, name) }?;
             spans.push((copy.as_ptr(), copy.len()));
             gathered.push(copy);
+            like = None;
         } else {
             spans.push((c.first, c.bytes));
+            // SAFETY: forwarded.
+            like = unsafe { LikePrevious::of(t, &c) };
         }
         rows.push(c.dtype, c.shape()).map_err(|e| Error::new(e.status(), format!("{name}: {}", e.message())))?;
     }
     rows.over(RowSpans { spans, _gathered: gathered, _owners: owners })
+}
+
+/// A compact tensor that passed [`check`]: a later one with the same
+/// device, dtype, dimension count and trailing dimensions needs only its
+/// leading dimension, strides and data pointer looked at. Per-row array
+/// payloads are runs of such tensors (one per prim).
+struct LikePrevious<'a> {
+    tensor: &'a DLTensor,
+    /// Its dimensions after the first.
+    trailing: &'a [i64],
+    /// Bytes per index of the leading dimension.
+    row_bytes: u64,
+}
+
+impl<'a> LikePrevious<'a> {
+    /// # Safety
+    /// As for [`check`], which `c` is the result of for `t`.
+    unsafe fn of(t: &'a DLTensor, c: &Checked) -> Option<LikePrevious<'a>> {
+        if c.ndim == 0 {
+            return None;
+        }
+        // SAFETY: `check` saw `ndim` entries at a non-NULL `shape`.
+        let shape = unsafe { std::slice::from_raw_parts(t.shape.cast_const(), c.ndim) };
+        let element = c.dtype.element_bytes()? as u64;
+        let row_bytes = c.dims[1..c.ndim].iter().try_fold(element, |acc, d| acc.checked_mul(*d))?;
+        Some(LikePrevious { tensor: t, trailing: &shape[1..], row_bytes })
+    }
+
+    /// Where `t`'s bytes start and how many there are, when `t` is compact
+    /// and like the previous tensor; `None` sends it through [`check`],
+    /// which decides everything else (errors included).
+    ///
+    /// # Safety
+    /// As for [`check`].
+    unsafe fn span(&self, t: &DLTensor) -> Option<(*const u8, usize)> {
+        let p = self.tensor;
+        if t.ndim != p.ndim || t.dtype != p.dtype || t.device != p.device || t.shape.is_null() {
+            return None;
+        }
+        // SAFETY: `ndim` (checked when the previous tensor was) entries at
+        // a non-NULL `shape`, per the caller.
+        let shape = unsafe { std::slice::from_raw_parts(t.shape.cast_const(), t.ndim as usize) };
+        let (&lead, trailing) = shape.split_first()?;
+        if lead < 0 || trailing != self.trailing {
+            return None;
+        }
+        let bytes = (lead as u64).checked_mul(self.row_bytes).filter(|b| *b <= isize::MAX as u64)? as usize;
+        if bytes > 0 && !t.strides.is_null() {
+            // SAFETY: `ndim` entries, per the caller.
+            let strides = unsafe { std::slice::from_raw_parts(t.strides, shape.len()) };
+            let mut expect = 1i64;
+            for (d, s) in shape.iter().zip(strides).rev() {
+                if *d > 1 && *s != expect {
+                    return None;
+                }
+                expect = expect.saturating_mul(*d);
+            }
+        }
+        if t.data.is_null() && bytes > 0 {
+            return None;
+        }
+        Some(((t.data as *const u8).wrapping_add(t.byte_offset as usize), bytes))
+    }
 }

@@ -132,6 +132,19 @@ impl ArrayRowsBuilder {
         Ok(())
     }
 
+    /// Describes the next row as having the previous row's element type and
+    /// trailing dimensions, and `len` bytes: cheaper than
+    /// [`ArrayRowsBuilder::push`] for a run of like tensors.
+    pub fn push_like_last(&mut self, len: u64) -> Result<()> {
+        let last = *self
+            .elements
+            .last()
+            .ok_or_else(|| Error::invalid_argument("push_like_last: no row was described before"))?;
+        self.elements.push(last);
+        self.lens.push(len);
+        Ok(())
+    }
+
     /// The rows described so far over `data`, which must hold exactly those
     /// rows with those byte lengths.
     pub fn over(self, data: impl HostRows) -> Result<ArrayRows> {

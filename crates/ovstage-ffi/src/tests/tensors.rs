@@ -300,6 +300,68 @@ fn per_row_array_payloads_are_read_in_place_and_strided_rows_gathered() {
 }
 
 #[test]
+fn runs_of_like_row_tensors_read_the_same_as_one_by_one() {
+    // Rows after the first that share its dtype and trailing dimensions
+    // take a shorter path; whatever differs goes through the full check.
+    let _g = shared();
+    let i = Inst::new();
+    let paths = ["/A", "/B", "/C", "/D", "/E", "/F"];
+    let q = i.query(&paths);
+    let v: Vec<f32> = (0..24).map(|x| x as f32).collect();
+    let (mut s0, mut s1, mut s2, mut s3, mut s4, mut s5) =
+        ([2i64, 3], [1i64, 3], [0i64, 3], [3i64, 3], [1i64, 3], [2i64, 3]);
+    let mut null_empty = f32_tensor(&[], &mut s2, 1);
+    null_empty.data = std::ptr::null_mut();
+    let mut offset = f32_tensor(&v[12..], &mut s4, 1);
+    offset.byte_offset = 8;
+    // Row-major strides given explicitly are compact too.
+    let mut compact_strides = [3i64, 1];
+    let mut explicit = f32_tensor(&v[16..], &mut s5, 1);
+    explicit.strides = compact_strides.as_mut_ptr();
+    let rows = [
+        f32_tensor(&v[0..], &mut s0, 1),
+        f32_tensor(&v[6..], &mut s1, 1),
+        null_empty,
+        f32_tensor(&v[9..], &mut s3, 1),
+        offset,
+        explicit,
+    ];
+    let data =
+        ovstage_write_data_t { tensors: rows.as_ptr(), tensor_count: 6, is_array: CBool::TRUE, ..write_data(&rows[0]) };
+    i.done(write(&i, q, "arr", 1, data));
+    i.seal(1);
+    let g = i.read_f32(q, &["arr"], LATEST).unwrap();
+    let expect: Vec<Vec<f32>> =
+        [(0, 6), (6, 9), (0, 0), (9, 18), (14, 17), (16, 22)].iter().map(|&(a, b)| v[a..b].to_vec()).collect();
+    assert_eq!(g[0].rows, expect);
+    // Within a run: a different trailing dimension, a negative leading one
+    // and NULL data are reported as for the first row, by index.
+    type Spoil = fn(&mut DLTensor, &mut [i64; 2]);
+    let cases: [(&str, Spoil); 3] = [
+        ("tensor 2", |_, shape| shape[1] = 2),
+        ("tensors[2]: shape[0] is negative", |_, shape| shape[0] = -1),
+        ("tensors[2]: data is NULL but the tensor holds 12 bytes", |t, _| t.data = std::ptr::null_mut()),
+    ];
+    for (n, (message, spoil)) in cases.into_iter().enumerate() {
+        let (mut a, mut b, mut c) = ([1i64, 3], [1i64, 3], [1i64, 3]);
+        let mut rows = [f32_tensor(&v, &mut a, 1), f32_tensor(&v, &mut b, 1), f32_tensor(&v, &mut c, 1)];
+        spoil(&mut rows[2], &mut c);
+        rows[2].shape = c.as_mut_ptr();
+        let data = ovstage_write_data_t {
+            tensors: rows.as_ptr(),
+            tensor_count: 3,
+            is_array: CBool::TRUE,
+            ..write_data(&rows[0])
+        };
+        let r = write(&i, q, "arr", 2 + n as u64, data);
+        // Reported at enqueue or by the op, whichever sees it.
+        let status = if r.status.0 == OK { i.wait(r.op_index) } else { r.status.0 };
+        let failure = (status, last_error());
+        assert!(failure.0 != 0 && failure.1.contains(message), "case {n}: {failure:?}");
+    }
+}
+
+#[test]
 fn managed_array_rows_are_released_once_each() {
     let _g = shared();
     static WRITTEN: AtomicUsize = AtomicUsize::new(0);
