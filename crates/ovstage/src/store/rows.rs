@@ -81,9 +81,16 @@ fn word_masks(start: u32, end: u32) -> impl Iterator<Item = (usize, u64)> {
 /// A set of rows as a bitset. Grows on insertion; absent words are zero.
 /// Sets of up to 128 rows live inline: a mutation of a few prims records
 /// one in admission and one in its part without a heap allocation.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct RowSet {
     words: SmallVec<[u64; 2]>,
+}
+
+impl Clone for RowSet {
+    /// One copy of the words (`SmallVec`'s own clone extends word by word).
+    fn clone(&self) -> RowSet {
+        RowSet { words: SmallVec::from_slice(&self.words) }
+    }
 }
 
 impl RowSet {
