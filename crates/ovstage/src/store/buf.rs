@@ -22,116 +22,31 @@ impl std::fmt::Display for AllocFailed {
     }
 }
 
-/// Buffers of at least this many bytes are anonymous mappings advised for
-/// transparent huge pages: on first touch a 4 KiB page costs a fault (about
-/// 1.3 µs on the virtual machines we measure on, a 2 MB write into fresh
-/// memory 0.67 ms), a huge page one fault per 2 MiB (0.11 ms for the same
-/// write). Smaller buffers come from the allocator, which reuses freed
-/// memory without faults.
-const MAPPED_MIN: usize = 2 << 20;
-/// A huge page.
-const HUGE_PAGE: usize = 2 << 20;
-
-/// An immutable-once-published byte buffer, 8-byte aligned.
+/// An immutable-once-published byte buffer.
 #[derive(Debug, Default)]
 pub(crate) struct Buf {
-    mem: Mem,
+    words: Vec<u64>,
     len: usize,
 }
 
-/// Where a buffer's bytes live.
-#[derive(Debug)]
-enum Mem {
-    Heap(Vec<u64>),
-    /// Page aligned; its length is a multiple of [`HUGE_PAGE`] (the kernel
-    /// aligns such mappings to a huge page) and at least the buffer's.
-    Mapped(memmap2::MmapMut),
-}
-
-impl Default for Mem {
-    fn default() -> Mem {
-        Mem::Heap(Vec::new())
-    }
-}
-
-impl Mem {
-    /// Zero-filled memory for `len` bytes: mapped from [`MAPPED_MIN`] on
-    /// (falling back to the heap when the mapping fails), else from the
-    /// heap, where large zeroed allocations come from the OS already zeroed
-    /// (no pass over the memory).
-    fn try_zeroed(len: usize) -> Result<Mem, AllocFailed> {
-        if len >= MAPPED_MIN
-            && let Some(map) = Mem::mapped(len)
-        {
-            return Ok(Mem::Mapped(map));
-        }
-        let words =
-            bytemuck::allocation::try_zeroed_vec::<u64>(len.div_ceil(8)).map_err(|()| AllocFailed { bytes: len })?;
-        Ok(Mem::Heap(words))
-    }
-
-    /// An anonymous mapping of at least `len` bytes whose whole huge pages
-    /// below `len` are advised as such (the tail keeps small pages, so a
-    /// buffer holds at most one partly used small page of slack).
-    fn mapped(len: usize) -> Option<memmap2::MmapMut> {
-        let map_len = len.checked_next_multiple_of(HUGE_PAGE)?;
-        let map = memmap2::MmapMut::map_anon(map_len).ok()?;
-        #[cfg(target_os = "linux")]
-        {
-            let huge = len / HUGE_PAGE * HUGE_PAGE;
-            // Advice only: without transparent huge pages the mapping still
-            // works with small pages.
-            let _ = map.advise_range(memmap2::Advice::HugePage, 0, huge);
-        }
-        Some(map)
-    }
-
-    fn capacity(&self) -> usize {
-        match self {
-            Mem::Heap(words) => words.len() * 8,
-            Mem::Mapped(map) => map.len(),
-        }
-    }
-
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Mem::Heap(words) => bytemuck::cast_slice(words),
-            Mem::Mapped(map) => map,
-        }
-    }
-
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        match self {
-            Mem::Heap(words) => bytemuck::cast_slice_mut(words),
-            Mem::Mapped(map) => map,
-        }
-    }
-}
-
 impl Buf {
-    /// A zero-filled buffer of `len` bytes, costing no pass over the
-    /// memory. For sizes the store chose; aborts when memory is exhausted.
+    /// A zero-filled buffer of `len` bytes. Large zeroed allocations come
+    /// from the OS already zeroed, so this costs no pass over the memory.
     pub(crate) fn zeroed(len: usize) -> Buf {
-        match Buf::try_zeroed(len) {
-            Ok(buf) => buf,
-            Err(_) => Buf { mem: Mem::Heap(vec![0; len.div_ceil(8)]), len },
-        }
+        Buf { words: vec![0; len.div_ceil(8)], len }
     }
 
     /// As [`Buf::zeroed`], but a failed allocation (or a size no allocation
     /// can have) is an error instead of an abort.
     pub(crate) fn try_zeroed(len: usize) -> Result<Buf, AllocFailed> {
-        Ok(Buf { mem: Mem::try_zeroed(len)?, len })
+        let words =
+            bytemuck::allocation::try_zeroed_vec::<u64>(len.div_ceil(8)).map_err(|()| AllocFailed { bytes: len })?;
+        Ok(Buf { words, len })
     }
 
-    /// A copy of `src`, written once: no zero fill first (a mapping is
-    /// zero already and costs none). A failed allocation is an error.
+    /// A copy of `src`, written once: no zero fill first. A failed
+    /// allocation is an error.
     pub(crate) fn try_copy_of(src: &[u8]) -> Result<Buf, AllocFailed> {
-        if src.len() >= MAPPED_MIN {
-            let mut buf = Buf::try_zeroed(src.len())?;
-            buf.bytes_mut().copy_from_slice(src);
-            return Ok(buf);
-        }
         let mut words = Vec::new();
         words.try_reserve_exact(src.len().div_ceil(8)).map_err(|_| AllocFailed { bytes: src.len() })?;
         let chunks = src.chunks_exact(8);
@@ -142,7 +57,7 @@ impl Buf {
             last[..tail.len()].copy_from_slice(tail);
             words.push(u64::from_ne_bytes(last));
         }
-        Ok(Buf { mem: Mem::Heap(words), len: src.len() })
+        Ok(Buf { words, len: src.len() })
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -150,29 +65,22 @@ impl Buf {
     }
 
     pub(crate) fn bytes(&self) -> &[u8] {
-        &self.mem.bytes()[..self.len]
+        &bytemuck::cast_slice(&self.words)[..self.len]
     }
 
     pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.mem.bytes_mut()[..self.len]
+        &mut bytemuck::cast_slice_mut(&mut self.words)[..self.len]
     }
 
     /// Resizes to `len` bytes; new bytes are zero.
     pub(crate) fn resize(&mut self, len: usize) {
-        if len > self.capacity() {
-            match &mut self.mem {
-                Mem::Heap(words) if len < MAPPED_MIN => words.resize(len.div_ceil(8), 0),
-                _ => {
-                    let mut grown = Buf::zeroed(len);
-                    grown.bytes_mut()[..self.len].copy_from_slice(self.bytes());
-                    *self = grown;
-                    return;
-                }
-            }
+        let words = len.div_ceil(8);
+        if words > self.words.len() {
+            self.words.resize(words, 0);
         }
         if len > self.len {
-            // Bytes past the old end may hold data from an earlier use;
-            // clear them.
+            // Bytes past the old end inside the last old word may hold data
+            // from an earlier use; clear them.
             let old = self.len;
             self.len = len;
             self.bytes_mut()[old..].fill(0);
@@ -182,7 +90,7 @@ impl Buf {
     }
 
     fn capacity(&self) -> usize {
-        self.mem.capacity()
+        self.words.len() * 8
     }
 }
 
@@ -307,36 +215,6 @@ mod tests {
             let again = pool.try_copy(&src).expect("small");
             assert_eq!(again.bytes(), &src[..]);
         }
-    }
-
-    #[test]
-    fn large_buffers_are_mapped_zeroed_and_resize_keeping_their_bytes() {
-        let n = MAPPED_MIN + 12_345;
-        let mut b = Buf::try_zeroed(n).expect("a few MiB");
-        assert!(matches!(b.mem, Mem::Mapped(_)), "{n} bytes are mapped");
-        assert!(b.capacity() >= n && b.capacity().is_multiple_of(HUGE_PAGE));
-        assert_eq!(b.bytes().as_ptr() as usize % 8, 0);
-        assert!(b.bytes().iter().all(|&x| x == 0));
-        b.bytes_mut()[n - 1] = 7;
-        // Within the mapping, then past it: the bytes stay, new bytes are 0.
-        b.resize(n + 1);
-        assert_eq!(&b.bytes()[n - 1..], &[7, 0]);
-        let cap = b.capacity();
-        b.resize(cap + 1);
-        assert_eq!(b.len(), cap + 1);
-        assert_eq!(b.bytes()[n - 1], 7);
-        assert!(b.bytes()[n..].iter().all(|&x| x == 0));
-        // A heap buffer growing past the threshold moves to a mapping.
-        let mut h = Buf::try_copy_of(&[1, 2, 3]).expect("small");
-        assert!(matches!(h.mem, Mem::Heap(_)));
-        h.resize(MAPPED_MIN);
-        assert!(matches!(h.mem, Mem::Mapped(_)));
-        assert_eq!(&h.bytes()[..4], &[1, 2, 3, 0]);
-        // Copies of large sources are mapped and exact.
-        let src: Vec<u8> = (0..MAPPED_MIN + 3).map(|i| (i % 251) as u8).collect();
-        let c = Buf::try_copy_of(&src).expect("a few MiB");
-        assert!(matches!(c.mem, Mem::Mapped(_)));
-        assert_eq!(c.bytes(), &src[..]);
     }
 
     #[test]
