@@ -656,7 +656,7 @@ impl WriteBatch {
             }
             r
         })();
-        let op = Py::new(py, Operation::from_result(&self.stage, r, py))?;
+        let op = Operation::from_result(&self.stage, r, py).into_object(py)?.unbind();
         self.lock().operation = Some(op.clone_ref(py));
         Ok(Some(op))
     }

@@ -207,18 +207,18 @@ pub(crate) fn managed_tensor(managed: Arc<Managed>) -> Result<Tensor, Error> {
     unsafe { ovstage_dlpack::import::tensor(managed.tensor(), Some(&managed), &|| RowBound::Any, "tensors") }
 }
 
-/// The `tensors=` argument as a list of tensors: one item, or a list or
-/// tuple of items. `ValueError` when empty.
-pub(crate) fn tensors(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<Vec<Tensor>, Error>> {
+/// The `tensors=` argument as a list of tensors (one inline: the usual
+/// single array allocates no list): one item, or a list or tuple of items.
+/// `ValueError` when empty.
+pub(crate) fn tensors(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<SmallVec<[Tensor; 1]>, Error>> {
     if !(obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>()) {
-        // The usual single array: no intermediate list.
-        return Ok(item(py, obj)?.map(|t| vec![t]));
+        return Ok(item(py, obj)?.map(|t| smallvec::smallvec![t]));
     }
     let list: Vec<Bound<'_, PyAny>> = obj.try_iter()?.collect::<PyResult<_>>()?;
     if list.is_empty() {
         return Err(PyValueError::new_err("tensors must not be empty"));
     }
-    let mut out = Vec::with_capacity(list.len());
+    let mut out = SmallVec::with_capacity(list.len());
     for x in &list {
         match item(py, x)? {
             Ok(t) => out.push(t),

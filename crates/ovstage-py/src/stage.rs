@@ -257,7 +257,7 @@ fn write_args(
             let semantic = u32::try_from(semantic).ok().and_then(Semantic::from_raw).unwrap_or(Semantic::None);
             let data = if is_array {
                 if tensors.is_instance_of::<PyList>() || tensors.is_instance_of::<PyTuple>() {
-                    Ok(WriteData::array_rows(ts))
+                    Ok(WriteData::array_rows(ts.into_vec()))
                 } else {
                     Ok(WriteData::array_packed(ts.swap_remove(0)))
                 }
@@ -683,7 +683,7 @@ impl Stage {
                 PrimMode::from_raw(mode).expect("checked"),
             )
         });
-        Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
+        Operation::from_result(&slf.clone().unbind(), r, py).into_object(py)
     }
 
     /// Enqueues one op writing several attributes (`WriteDesc`s) at `ordinal`.
@@ -733,7 +733,7 @@ impl Stage {
             }
             stage.write_attributes(raw_query(q)?, list, ordinal, PrimMode::from_raw(mode).expect("checked"))
         });
-        Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
+        Operation::from_result(&slf.clone().unbind(), r, py).into_object(py)
     }
 
     /// Enqueues a delete of `attributes` (names or tokens; empty: the prims themselves).
@@ -755,7 +755,7 @@ impl Stage {
             let refs = attrs.iter().map(Attr::as_ref).collect::<Result<Vec<_>, _>>()?;
             stage.delete_attributes(raw_query(q)?, &refs, ordinal)
         })();
-        Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
+        Operation::from_result(&slf.clone().unbind(), r, py).into_object(py)
     }
 
     // ---- maps
@@ -919,7 +919,7 @@ impl Stage {
         if let Ok(mut f) = m.get().fetched.lock() {
             f.retain(|x| !x.is(g));
         }
-        Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
+        Operation::from_result(&slf.clone().unbind(), r, py).into_object(py)
     }
 
     /// Commits everything not committed yet and ends the session.
@@ -962,7 +962,7 @@ impl Stage {
             };
             stage.advance_write_floor(ordinal, scope)
         })();
-        Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
+        Operation::from_result(&slf.clone().unbind(), r, py).into_object(py)
     }
 
     /// Queries an attribute's effective write floor (`None`: the global floor).
@@ -1195,7 +1195,7 @@ impl Stage {
                 "compute_hierarchy: {model} is not a hierarchy computation model (CPU_INCREMENTAL 1, GPU_INCREMENTAL 2, GPU_GLOBAL 3, RUNTIME_DEFAULT 4)"
             )))
         };
-        Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
+        Operation::from_result(&slf.clone().unbind(), r, py).into_object(py)
     }
 
     // ---- path dictionary (raising OvxError)
@@ -1319,7 +1319,7 @@ impl Stage {
             WriteData::fixed(tensor),
             PrimMode::Upsert,
         );
-        Ok((Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))?, Bound::new(py, latch)?))
+        Ok((Operation::from_result(&slf.clone().unbind(), r, py).into_object(py)?, Bound::new(py, latch)?))
     }
 }
 
@@ -1345,7 +1345,7 @@ impl Stage {
         if r.is_err() {
             core.unmark();
         }
-        Bound::new(py, Operation::from_result(&slf.clone().unbind(), r, py))
+        Operation::from_result(&slf.clone().unbind(), r, py).into_object(py)
     }
 }
 
@@ -1381,8 +1381,8 @@ where
         if r.is_err() {
             c.unmark();
         }
-        return Bound::new(py, Operation::from_result(&me, r, py));
+        return Operation::from_result(&me, r, py).into_object(py);
     }
     let handle = args::u64_arg(obj, call)?;
-    Bound::new(py, Operation::from_result(&me, release(&stage, handle), py))
+    Operation::from_result(&me, release(&stage, handle), py).into_object(py)
 }

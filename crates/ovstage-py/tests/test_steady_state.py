@@ -74,3 +74,22 @@ def test_m2_no_python_objects_leak_from_a_loop(world):
     alive = [ref() for ref in refs if ref() is not None]
     assert not alive, f"{len(alive)} of {len(refs)} objects still alive, e.g. {type(alive[0]).__name__}"
     assert len(refs) == 300 * 6
+
+
+def test_m3_operations_stay_out_of_the_cycle_collector(world):
+    # An Operation exposes no references to the collector, so tracking it
+    # could break no cycle; untracked, a loop holding thousands of them
+    # costs young-generation collections nothing. It is still freed by
+    # reference counting and still weak-referenceable.
+    stage, paths, pl, q = world
+    tok = paths.intern_token("m3")
+    ops = [
+        stage.write_attribute(q, tok, 1, np.ones(3, np.float32), is_array=False),
+        stage.advance_write_floor(1),
+    ]
+    for op in ops:
+        assert not gc.is_tracked(op), type(op).__name__
+        op.wait()
+    ref = weakref.ref(ops[0])
+    del ops, op
+    assert ref() is None
