@@ -50,8 +50,7 @@ impl Operation {
     /// makes every class a GC type, but an `Operation` reports no
     /// references (it has no `__traverse__`), so tracking it could never
     /// break a cycle; it only made every young-generation collection visit
-    /// the operations a loop holds (about 650 instructions per
-    /// `write_attribute` in a loop keeping 2000 of them). Only this exact
+    /// the operations a loop holds. Only this exact
     /// class is untracked: a Python subclass's instances keep their
     /// `__dict__` visible to the collector.
     pub(crate) fn into_object(self, py: Python<'_>) -> PyResult<Bound<'_, Operation>> {
