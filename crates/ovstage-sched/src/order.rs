@@ -6,6 +6,8 @@
 //! under the same lock, so a new op never gains an edge to a finished one.
 
 use std::collections::HashMap;
+
+use ovstage_types::OpId;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
@@ -45,12 +47,12 @@ struct HandleTrack {
 const FEW_USERS: usize = 8;
 
 /// The pending users of a handle: a short list for the usual few (a
-/// read, a write, their release), a map by op id once a query has many
-/// writes in flight, so each completion still removes its own entry in
-/// O(1). A track starts as a list again once it empties and is dropped.
+/// read, a write, their release), a deque by op id once a query has many
+/// writes in flight. A track starts as a list again once it empties and is
+/// dropped.
 enum Users {
     Few(SmallVec<[Arc<Node>; FEW_USERS]>),
-    Many(HashMap<u64, Arc<Node>, IdBuild>),
+    Many(UsersById),
 }
 
 impl Default for Users {
@@ -65,13 +67,14 @@ impl Users {
             Users::Few(list) if list.iter().any(|u| Arc::ptr_eq(u, node)) => {}
             Users::Few(list) if list.len() < FEW_USERS => list.push(node.clone()),
             Users::Few(list) => {
-                let mut map: HashMap<u64, Arc<Node>, IdBuild> = list.drain(..).map(|u| (u.id.get(), u)).collect();
-                map.insert(node.id.get(), node.clone());
-                *self = Users::Many(map);
+                let mut many = UsersById::default();
+                let mut all: SmallVec<[Arc<Node>; FEW_USERS]> = list.drain(..).collect();
+                all.sort_unstable_by_key(|u| u.id);
+                all.into_iter().for_each(|u| many.insert(&u));
+                many.insert(node);
+                *self = Users::Many(many);
             }
-            Users::Many(map) => {
-                map.insert(node.id.get(), node.clone());
-            }
+            Users::Many(many) => many.insert(node),
         }
     }
 
@@ -82,23 +85,84 @@ impl Users {
                     list.swap_remove(at);
                 }
             }
-            Users::Many(map) => {
-                map.remove(&node.id.get());
-            }
+            Users::Many(many) => many.remove(node),
         }
     }
 
     fn is_empty(&self) -> bool {
         match self {
             Users::Few(list) => list.is_empty(),
-            Users::Many(map) => map.is_empty(),
+            Users::Many(many) => many.live == 0,
         }
     }
 
     fn for_each(&self, mut f: impl FnMut(&Arc<Node>)) {
         match self {
             Users::Few(list) => list.iter().for_each(f),
-            Users::Many(map) => map.values().for_each(&mut f),
+            Users::Many(many) => many.entries.iter().filter_map(|(_, u)| u.as_ref()).for_each(&mut f),
+        }
+    }
+}
+
+/// Many pending users, sorted by op id. Ops register in id order (ids are
+/// allocated under the ordering lock), so an insertion appends, and they
+/// mostly complete oldest first, so a removal mostly pops the front: both
+/// O(1), cheaper than hashing. A user that completes out of order leaves a
+/// hole, dropped when it reaches an end or when holes outnumber users.
+/// Nothing relies on the order: an id below the newest is inserted in its
+/// place.
+#[derive(Default)]
+struct UsersById {
+    entries: std::collections::VecDeque<(OpId, Option<Arc<Node>>)>,
+    live: usize,
+}
+
+impl UsersById {
+    fn insert(&mut self, node: &Arc<Node>) {
+        let id = node.id;
+        match self.entries.back() {
+            Some((last, _)) if *last == id => return,
+            Some((last, _)) if *last > id => {
+                match self.entries.binary_search_by_key(&id, |(i, _)| *i) {
+                    Ok(at) => {
+                        if self.entries[at].1.is_none() {
+                            self.entries[at].1 = Some(node.clone());
+                            self.live += 1;
+                        }
+                    }
+                    Err(at) => {
+                        self.entries.insert(at, (id, Some(node.clone())));
+                        self.live += 1;
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
+        self.entries.push_back((id, Some(node.clone())));
+        self.live += 1;
+    }
+
+    fn remove(&mut self, node: &Arc<Node>) {
+        let at = match self.entries.front() {
+            Some((first, _)) if *first == node.id => 0,
+            _ => match self.entries.binary_search_by_key(&node.id, |(i, _)| *i) {
+                Ok(at) => at,
+                Err(_) => return,
+            },
+        };
+        if self.entries[at].1.take().is_none() {
+            return;
+        }
+        self.live -= 1;
+        while self.entries.front().is_some_and(|(_, u)| u.is_none()) {
+            self.entries.pop_front();
+        }
+        while self.entries.back().is_some_and(|(_, u)| u.is_none()) {
+            self.entries.pop_back();
+        }
+        if self.entries.len() > 2 * self.live + FEW_USERS {
+            self.entries.retain(|(_, u)| u.is_some());
         }
     }
 }
@@ -278,5 +342,67 @@ impl OrderState {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: u64) -> Arc<Node> {
+        Arc::new(Node::new(OpId::from_raw(id).expect("non-zero"), Box::new(|| Ok(())), None, None))
+    }
+
+    fn ids(users: &Users) -> Vec<u64> {
+        let mut out = Vec::new();
+        users.for_each(|u| out.push(u.id.get()));
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn many_users_are_kept_by_id_whatever_the_order_of_completion() {
+        let nodes: Vec<Arc<Node>> = (1..=40).map(node).collect();
+        let mut users = Users::default();
+        // Out of order at first (the list is sorted on the switch), then a
+        // duplicate, then in order.
+        for n in nodes[..FEW_USERS].iter().rev() {
+            users.insert(n);
+        }
+        users.insert(&nodes[0]);
+        for n in &nodes[FEW_USERS..30] {
+            users.insert(n);
+        }
+        users.insert(&nodes[29]);
+        assert!(matches!(users, Users::Many(_)));
+        assert_eq!(ids(&users), (1..=30).collect::<Vec<_>>());
+        // Oldest first, then from the middle and the back.
+        for n in &nodes[..5] {
+            users.remove(n);
+        }
+        for i in [12usize, 20, 29, 28, 13] {
+            users.remove(&nodes[i]);
+        }
+        users.remove(&nodes[12]);
+        users.remove(&nodes[35]);
+        let expect: Vec<u64> = (6..=28).filter(|i| ![13, 14, 21].contains(i)).collect();
+        assert_eq!(ids(&users), expect);
+        // An id below the newest goes in its place.
+        users.insert(&nodes[13]);
+        users.insert(&nodes[35]);
+        let mut expect = expect;
+        expect.extend([14, 36]);
+        expect.sort_unstable();
+        assert_eq!(ids(&users), expect);
+        let Users::Many(many) = &users else { unreachable!() };
+        assert_eq!(many.live, expect.len());
+        assert!(many.entries.iter().zip(many.entries.iter().skip(1)).all(|(a, b)| a.0 < b.0), "sorted by id");
+        // Removing everything leaves it empty, holes included.
+        for n in &nodes {
+            users.remove(n);
+        }
+        assert!(users.is_empty());
+        let Users::Many(many) = &users else { unreachable!() };
+        assert!(many.entries.is_empty(), "no holes left");
     }
 }
