@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use ovstage_types::{Error, PathList, PrimPath, Result, Status, Token};
+use smallvec::SmallVec;
 
 use crate::handles::HandleTable;
 use ovstage_types::sync::{lock, read, write};
@@ -117,8 +118,41 @@ struct Interner {
 }
 
 struct ListEntry {
-    paths: Arc<[PrimPath]>,
+    paths: ListPaths,
     refs: u32,
+}
+
+/// Lists of up to this many paths start inside their table entry.
+const INLINE_PATHS: usize = 8;
+
+/// A list's paths: a short list lives in its entry until something asks for
+/// them as a shared slice (a query made from it), so a list created and
+/// released without that allocates nothing; a longer one is shared from
+/// the start.
+enum ListPaths {
+    Inline(SmallVec<[PrimPath; INLINE_PATHS]>),
+    Shared(Arc<[PrimPath]>),
+}
+
+impl ListPaths {
+    fn len(&self) -> usize {
+        match self {
+            ListPaths::Inline(paths) => paths.len(),
+            ListPaths::Shared(paths) => paths.len(),
+        }
+    }
+
+    /// The paths as a shared slice, made (once) from inline ones.
+    fn shared(&mut self) -> Arc<[PrimPath]> {
+        match self {
+            ListPaths::Shared(paths) => paths.clone(),
+            ListPaths::Inline(paths) => {
+                let shared: Arc<[PrimPath]> = paths.as_slice().into();
+                *self = ListPaths::Shared(shared.clone());
+                shared
+            }
+        }
+    }
 }
 
 /// Interned tokens and prim paths, and path lists.
@@ -407,11 +441,14 @@ impl PathDictionary {
         if !all_known(paths, known) {
             return Err(Self::first_unknown(paths, known));
         }
+        if paths.len() <= INLINE_PATHS {
+            return Ok(self.insert_list(ListPaths::Inline(SmallVec::from_slice(paths))));
+        }
         let reused = self.spare_buffer(paths.len()).and_then(|mut buffer| {
             Arc::get_mut(&mut buffer)?.copy_from_slice(paths);
             Some(buffer)
         });
-        Ok(self.insert_list(reused.unwrap_or_else(|| paths.into())))
+        Ok(self.insert_list(ListPaths::Shared(reused.unwrap_or_else(|| paths.into()))))
     }
 
     /// The kept buffer of a released list when it has `len` paths (taken
@@ -451,7 +488,7 @@ impl PathDictionary {
         Self::unknown_path(bad)
     }
 
-    fn insert_list(&self, paths: Arc<[PrimPath]>) -> PathList {
+    fn insert_list(&self, paths: ListPaths) -> PathList {
         let raw = self.lists.insert_with(|_| ListEntry { paths, refs: 1 });
         PathList::from_raw(raw).expect("handles are never 0")
     }
@@ -489,15 +526,15 @@ impl PathDictionary {
             .ok_or_else(|| Self::unknown_list(list))?;
         // The last reference's list is kept for reuse or freed here, after
         // the table's lock.
-        if let Some(entry) = removed {
-            self.keep_spare(entry.paths);
+        if let Some(ListEntry { paths: ListPaths::Shared(paths), .. }) = removed {
+            self.keep_spare(paths);
         }
         Ok(())
     }
 
     /// The paths of a list.
     pub fn path_list_paths(&self, list: PathList) -> Result<Arc<[PrimPath]>> {
-        self.lists.with_mut(list.get(), |e| e.paths.clone()).ok_or_else(|| Self::unknown_list(list))
+        self.lists.with_mut(list.get(), |e| e.paths.shared()).ok_or_else(|| Self::unknown_list(list))
     }
 
     /// Number of paths in a list.
@@ -560,6 +597,33 @@ mod tests {
         let l = d.create_path_list(&vec![p[0]; big]).unwrap();
         d.release_path_list_reference(l).unwrap();
         assert_eq!(kept(&d), None, "a buffer over SPARE_BYTES is not kept");
+    }
+
+    /// A short list stays in its entry until its paths are asked for as a
+    /// shared slice; then it is shared once, and every later ask gets the
+    /// same slice. Lists one longer are shared from the start.
+    #[test]
+    fn short_lists_are_shared_only_once_asked() {
+        let d = PathDictionary::default();
+        let p = d.intern_paths(&["/A", "/B", "/C", "/D", "/E", "/F", "/G", "/H", "/I"]).unwrap();
+        let short = d.create_path_list(&p[..INLINE_PATHS]).unwrap();
+        let long = d.create_path_list(&p).unwrap();
+        let inline = |l: PathList| d.lists.with_mut(l.get(), |e| matches!(e.paths, ListPaths::Inline(_))).unwrap();
+        assert!(inline(short));
+        assert!(!inline(long));
+        assert_eq!(d.path_list_len(short).unwrap(), INLINE_PATHS);
+        assert!(inline(short), "its length needs no shared slice");
+        let first = d.path_list_paths(short).unwrap();
+        assert_eq!(&first[..], &p[..INLINE_PATHS]);
+        assert!(!inline(short));
+        assert!(Arc::ptr_eq(&first, &d.path_list_paths(short).unwrap()), "shared once");
+        assert_eq!(&d.path_list_paths(long).unwrap()[..], &p[..]);
+        d.add_path_list_reference(short).unwrap();
+        for l in [short, short, long] {
+            d.release_path_list_reference(l).unwrap();
+        }
+        assert_eq!(&first[..], &p[..INLINE_PATHS], "a holder keeps the paths after the release");
+        assert_eq!(d.live_path_lists(), 0);
     }
 
     #[test]
