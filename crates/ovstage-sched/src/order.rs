@@ -5,13 +5,12 @@
 //! here is pending (submitted, not yet completed): completion removes it
 //! under the same lock, so a new op never gains an edge to a finished one.
 
-use std::collections::HashMap;
-
-use ovstage_types::OpId;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use smallvec::SmallVec;
 
+use ovstage_types::OpId;
 use ovstage_types::idhash::IdBuild;
 
 use crate::buckets::{OrdinalDeque, Vacant};
@@ -113,7 +112,7 @@ impl Users {
 /// place.
 #[derive(Default)]
 struct UsersById {
-    entries: std::collections::VecDeque<(OpId, Option<Arc<Node>>)>,
+    entries: VecDeque<(OpId, Option<Arc<Node>>)>,
     live: usize,
 }
 
