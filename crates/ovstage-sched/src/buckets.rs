@@ -1,8 +1,9 @@
-//! Values keyed by ordinal, for ordinals that mostly arrive in increasing
-//! order and mostly leave oldest first: a sorted deque.
+//! Values keyed by ordinal (or by op id), for keys that mostly arrive in
+//! increasing order and mostly leave oldest first: a sorted deque.
 //!
 //! Every mutation files itself under its ordinal when it is submitted and
-//! unfiles itself when it completes. A B-tree costs a search, a node
+//! unfiles itself when it completes; a handle's many pending users are
+//! filed by op id the same way. A B-tree costs a search, a node
 //! allocation now and then and a rebalance on both; here the common cases
 //! (a new highest ordinal, the oldest one leaving) are a push and a pop.
 //! An entry emptied in the middle stays as a tombstone until it reaches an
@@ -53,6 +54,12 @@ impl<V: Vacant> OrdinalDeque<V> {
                 }
                 at
             }
+            // Appending is the usual case: `push_back` skips the general
+            // insert's shifting logic.
+            Err(at) if at == self.entries.len() => {
+                self.entries.push_back((ordinal, V::default()));
+                at
+            }
             Err(at) => {
                 self.entries.insert(at, (ordinal, V::default()));
                 at
@@ -101,9 +108,15 @@ impl<V: Vacant> OrdinalDeque<V> {
         self.entries.range(from..).take_while(move |(o, _)| *o <= upper).map(|(_, v)| v).filter(|v| !v.is_vacant())
     }
 
+    /// Whether no value is held. (Ends are never vacant: `vacated` drops
+    /// them.)
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// Entries held, tombstones included.
     #[cfg(test)]
-    fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.entries.len()
     }
 }
