@@ -5,12 +5,11 @@
 //! here is pending (submitted, not yet completed): completion removes it
 //! under the same lock, so a new op never gains an edge to a finished one.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use ovstage_types::OpId;
 use ovstage_types::idhash::IdBuild;
 
 use crate::buckets::{OrdinalDeque, Vacant};
@@ -69,11 +68,11 @@ impl Users {
                 let mut many = UsersById::default();
                 let mut all: SmallVec<[Arc<Node>; FEW_USERS]> = list.drain(..).collect();
                 all.sort_unstable_by_key(|u| u.id);
-                all.into_iter().for_each(|u| many.insert(&u));
-                many.insert(node);
+                all.iter().for_each(|u| insert_user(&mut many, u));
+                insert_user(&mut many, node);
                 *self = Users::Many(many);
             }
-            Users::Many(many) => many.insert(node),
+            Users::Many(many) => insert_user(many, node),
         }
     }
 
@@ -84,85 +83,54 @@ impl Users {
                     list.swap_remove(at);
                 }
             }
-            Users::Many(many) => many.remove(node),
+            Users::Many(many) => remove_user(many, node),
         }
     }
 
     fn is_empty(&self) -> bool {
         match self {
             Users::Few(list) => list.is_empty(),
-            Users::Many(many) => many.live == 0,
+            Users::Many(many) => many.is_empty(),
         }
     }
 
     fn for_each(&self, mut f: impl FnMut(&Arc<Node>)) {
         match self {
             Users::Few(list) => list.iter().for_each(f),
-            Users::Many(many) => many.entries.iter().filter_map(|(_, u)| u.as_ref()).for_each(&mut f),
+            Users::Many(many) => many.values().filter_map(|u| u.0.as_ref()).for_each(&mut f),
         }
     }
 }
 
-/// Many pending users, sorted by op id. Ops register in id order (ids are
-/// allocated under the ordering lock), so an insertion appends, and they
-/// mostly complete oldest first, so a removal mostly pops the front: both
-/// O(1), cheaper than hashing. A user that completes out of order leaves a
-/// hole, dropped when it reaches an end or when holes outnumber users.
-/// Nothing relies on the order: an id below the newest is inserted in its
-/// place.
+/// Many pending users, filed by op id in an [`OrdinalDeque`]. Ops register
+/// in id order (ids are allocated under the ordering lock), so an insertion
+/// appends, and they mostly complete oldest first, so a removal mostly pops
+/// the front: cheaper than hashing. Nothing relies on the order: an id
+/// below the newest is filed in its place.
+type UsersById = OrdinalDeque<UserSlot>;
+
+/// One pending user (vacant once it completed).
 #[derive(Default)]
-struct UsersById {
-    entries: VecDeque<(OpId, Option<Arc<Node>>)>,
-    live: usize,
+struct UserSlot(Option<Arc<Node>>);
+
+impl Vacant for UserSlot {
+    fn is_vacant(&self) -> bool {
+        self.0.is_none()
+    }
 }
 
-impl UsersById {
-    fn insert(&mut self, node: &Arc<Node>) {
-        let id = node.id;
-        match self.entries.back() {
-            Some((last, _)) if *last == id => return,
-            Some((last, _)) if *last > id => {
-                match self.entries.binary_search_by_key(&id, |(i, _)| *i) {
-                    Ok(at) => {
-                        if self.entries[at].1.is_none() {
-                            self.entries[at].1 = Some(node.clone());
-                            self.live += 1;
-                        }
-                    }
-                    Err(at) => {
-                        self.entries.insert(at, (id, Some(node.clone())));
-                        self.live += 1;
-                    }
-                }
-                return;
-            }
-            _ => {}
-        }
-        self.entries.push_back((id, Some(node.clone())));
-        self.live += 1;
+fn insert_user(many: &mut UsersById, node: &Arc<Node>) {
+    let slot = many.entry(node.id.get());
+    if slot.0.is_none() {
+        slot.0 = Some(node.clone());
     }
+}
 
-    fn remove(&mut self, node: &Arc<Node>) {
-        let at = match self.entries.front() {
-            Some((first, _)) if *first == node.id => 0,
-            _ => match self.entries.binary_search_by_key(&node.id, |(i, _)| *i) {
-                Ok(at) => at,
-                Err(_) => return,
-            },
-        };
-        if self.entries[at].1.take().is_none() {
-            return;
-        }
-        self.live -= 1;
-        while self.entries.front().is_some_and(|(_, u)| u.is_none()) {
-            self.entries.pop_front();
-        }
-        while self.entries.back().is_some_and(|(_, u)| u.is_none()) {
-            self.entries.pop_back();
-        }
-        if self.entries.len() > 2 * self.live + FEW_USERS {
-            self.entries.retain(|(_, u)| u.is_some());
-        }
+fn remove_user(many: &mut UsersById, node: &Arc<Node>) {
+    let id = node.id.get();
+    if let Some(slot) = many.get_mut(id) {
+        slot.0 = None;
+        many.vacated(id);
     }
 }
 
@@ -347,6 +315,7 @@ impl OrderState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ovstage_types::OpId;
 
     fn node(id: u64) -> Arc<Node> {
         Arc::new(Node::new(OpId::from_raw(id).expect("non-zero"), Box::new(|| Ok(())), None, None))
@@ -394,14 +363,14 @@ mod tests {
         expect.sort_unstable();
         assert_eq!(ids(&users), expect);
         let Users::Many(many) = &users else { unreachable!() };
-        assert_eq!(many.live, expect.len());
-        assert!(many.entries.iter().zip(many.entries.iter().skip(1)).all(|(a, b)| a.0 < b.0), "sorted by id");
+        let filed: Vec<u64> = many.values().filter_map(|u| u.0.as_ref()).map(|u| u.id.get()).collect();
+        assert_eq!(filed, expect, "filed by increasing id");
         // Removing everything leaves it empty, holes included.
         for n in &nodes {
             users.remove(n);
         }
         assert!(users.is_empty());
         let Users::Many(many) = &users else { unreachable!() };
-        assert!(many.entries.is_empty(), "no holes left");
+        assert_eq!(many.held(), 0, "no holes left");
     }
 }
