@@ -306,14 +306,7 @@ unsafe fn check(t: &DLTensor, what: impl Display + Copy) -> Result<Checked> {
     } else {
         // SAFETY: `ndim` entries, per the caller.
         let strides = unsafe { std::slice::from_raw_parts(t.strides, ndim) };
-        let mut expect = 1i64;
-        let mut compact = true;
-        for i in (0..ndim).rev() {
-            if dims[i] > 1 && strides[i] != expect {
-                compact = false;
-            }
-            expect = expect.saturating_mul(dims[i] as i64);
-        }
+        let compact = row_major(dims[..ndim].iter().copied(), strides);
         if !compact {
             check_extent(&dims[..ndim], strides, element, what)?;
         }
@@ -324,6 +317,19 @@ unsafe fn check(t: &DLTensor, what: impl Display + Copy) -> Result<Checked> {
     }
     let first = (t.data as *const u8).wrapping_add(t.byte_offset as usize);
     Ok(Checked { first, dtype, dims, ndim, strided, bytes })
+}
+
+/// Whether `strides` (in elements) are the compact row-major ones for the
+/// extents `dims`; a dimension of extent 0 or 1 may have any stride.
+fn row_major(dims: impl DoubleEndedIterator<Item = u64> + ExactSizeIterator, strides: &[i64]) -> bool {
+    let mut expect = 1i64;
+    for (d, s) in dims.zip(strides).rev() {
+        if d > 1 && *s != expect {
+            return false;
+        }
+        expect = expect.saturating_mul(d as i64);
+    }
+    true
 }
 
 /// Checks that the byte offsets a strided tensor's shape and strides
@@ -636,12 +642,10 @@ impl<'a> LikePrevious<'a> {
         if bytes > 0 && !t.strides.is_null() {
             // SAFETY: `ndim` entries, per the caller.
             let strides = unsafe { std::slice::from_raw_parts(t.strides, shape.len()) };
-            let mut expect = 1i64;
-            for (d, s) in shape.iter().zip(strides).rev() {
-                if *d > 1 && *s != expect {
-                    return None;
-                }
-                expect = expect.saturating_mul(*d);
+            // (Every extent is non-negative: the lead was checked above,
+            // the rest equal the previous tensor's.)
+            if !row_major(shape.iter().map(|d| *d as u64), strides) {
+                return None;
             }
         }
         if t.data.is_null() && bytes > 0 {
