@@ -321,7 +321,7 @@ unsafe fn check(t: &DLTensor, what: impl Display + Copy) -> Result<Checked> {
 
 /// Whether `strides` (in elements) are the compact row-major ones for the
 /// extents `dims`; a dimension of extent 0 or 1 may have any stride.
-fn row_major(dims: impl DoubleEndedIterator<Item = u64> + ExactSizeIterator, strides: &[i64]) -> bool {
+pub fn row_major(dims: impl DoubleEndedIterator<Item = u64> + ExactSizeIterator, strides: &[i64]) -> bool {
     let mut expect = 1i64;
     for (d, s) in dims.zip(strides).rev() {
         if d > 1 && *s != expect {

@@ -130,14 +130,10 @@ fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
     let strides = get("strides")?;
     if strides.is_truthy().unwrap_or(false) {
         let s: Vec<i64> = strides.extract().map_err(|_| Error::invalid_argument("DLTensor strides must be ints"))?;
-        let mut expect = 1i64;
-        for (d, st) in shape.iter().zip(s.iter()).rev() {
-            if *d > 1 && *st != expect {
-                return Err(Error::invalid_argument(
-                    "non-compact DLTensor strides are not supported in writes; pass a contiguous array",
-                ));
-            }
-            expect *= *d as i64;
+        if !ovstage_dlpack::import::row_major(shape.iter().copied(), &s) {
+            return Err(Error::invalid_argument(
+                "non-compact DLTensor strides are not supported in writes; pass a contiguous array",
+            ));
         }
     }
     let data: u64 = match get("data")? {
