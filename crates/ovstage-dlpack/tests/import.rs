@@ -174,3 +174,14 @@ fn descriptors_are_checked_before_use() {
     .unwrap_err();
     assert_eq!(e.status(), Status::OutOfMemory);
 }
+
+#[test]
+fn row_major_strides_are_recognised_with_any_stride_on_extents_of_one() {
+    let rm = |dims: &[u64], strides: &[i64]| import::row_major(dims.iter().copied(), strides);
+    assert!(rm(&[2, 3], &[3, 1]));
+    assert!(rm(&[1, 3], &[99, 1]), "extent 1: any stride");
+    assert!(rm(&[0, 3], &[-5, 1]), "extent 0: any stride");
+    assert!(!rm(&[2, 3], &[1, 2]), "column-major");
+    assert!(!rm(&[4], &[2]), "every other element");
+    assert!(rm(&[], &[]));
+}
