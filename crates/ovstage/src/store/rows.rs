@@ -240,6 +240,10 @@ impl RowSet {
 
     /// The first element index `i` whose row is in the set.
     pub(crate) fn first_hit(&self, rows: &Rows) -> Option<usize> {
+        if self.words.is_empty() {
+            // The usual case for the dead rows of a column: none.
+            return None;
+        }
         match rows {
             Rows::Run { start, len } => word_masks(*start, start + len).find_map(|(w, mask)| {
                 let hit = self.words.get(w).copied().unwrap_or(0) & mask;
