@@ -97,8 +97,10 @@ pub(crate) struct Node {
     /// pending op of a chain). Set once, during submission; left unset (read
     /// as none) when there are none.
     pub(crate) deps: OnceLock<Box<[OpId]>>,
-    /// Nodes waiting for this one. Pushed to and drained under the ordering
-    /// lock, so no edge is added after completion.
+    /// Nodes waiting for this one. Completion sets the final state and
+    /// drains them under this lock; a registration pushes to it under this
+    /// lock only while the state is not final, so no edge is added after
+    /// completion.
     pub(crate) dependents: Mutex<SmallVec<[Arc<Node>; 2]>>,
     pub(crate) failure: OnceLock<Failure>,
     /// `None` for ops without ordering relations: they skip the ordering

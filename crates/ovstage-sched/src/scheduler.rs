@@ -8,7 +8,8 @@ use std::sync::atomic::{Ordering, fence};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
-use ovstage_types::sync::{lock, lock_brief};
+use crossbeam_deque::{Injector, Steal};
+use ovstage_types::sync::{lock, lock_brief, try_lock};
 use ovstage_types::{Error, OpId, Status, Timeout};
 use smallvec::SmallVec;
 
@@ -158,12 +159,22 @@ const WAIT_SPINS: u32 = 256;
 /// Upper bound on ops inspected per walk of a dependency chain (helping
 /// waiters, lowest pending op on timeout).
 const CHAIN_SEARCH_LIMIT: usize = 4096;
+/// Completed ops waiting to be unfiled beyond which a submission unfiles
+/// them itself (each holds its node; normally the lanes keep it near 0).
+const UNFILED_BACKLOG: usize = 256;
 
 struct Shared {
     table: OpTable,
     /// Successful completions, for polls without the table's lock.
     ring: CompletionRing,
     order: Mutex<OrderState>,
+    /// Completed ops still filed in `order`. A completion publishes its
+    /// state under the node's own `dependents` lock (which a registration
+    /// takes before waiting for it), so removing its entries from the
+    /// ordering state can wait: whoever takes the ordering lock next, or
+    /// the completing lane when the lock is free, unfiles them. Lanes no
+    /// longer queue for the ordering lock behind submissions and each other.
+    unfiled: Injector<Arc<Node>>,
     waits: Box<[(Mutex<()>, Condvar)]>,
     /// Present with one lane: every execution holds it, so ops never overlap.
     serial: Option<Mutex<()>>,
@@ -225,10 +236,16 @@ impl Shared {
             }
         };
         let dependents = if node.role.as_ref().is_some_and(Role::is_recorded) {
-            let mut order = lock_brief(&self.order);
-            order.complete(node);
-            node.state.store(final_state, Ordering::Release);
-            std::mem::take(&mut *lock(&node.dependents))
+            let dependents = {
+                let mut dependents = lock(&node.dependents);
+                node.state.store(final_state, Ordering::Release);
+                std::mem::take(&mut *dependents)
+            };
+            self.unfiled.push(node.clone());
+            if let Some(mut order) = try_lock(&self.order) {
+                self.unfile(&mut order);
+            }
+            dependents
         } else {
             node.state.store(final_state, Ordering::Release);
             SmallVec::new()
@@ -246,6 +263,17 @@ impl Shared {
             let (m, cv) = self.shard(node.id);
             let _guard = lock(m);
             cv.notify_all();
+        }
+    }
+
+    /// Removes the completed ops' entries from the ordering state.
+    fn unfile(&self, order: &mut OrderState) {
+        loop {
+            match self.unfiled.steal() {
+                Steal::Success(node) => order.complete(&node),
+                Steal::Empty => return,
+                Steal::Retry => {}
+            }
         }
     }
 
@@ -371,6 +399,7 @@ impl Scheduler {
             table: OpTable::starting_at(config.first_op),
             ring: CompletionRing::default(),
             order: Mutex::new(OrderState::default()),
+            unfiled: Injector::new(),
             waits: (0..WAIT_SHARDS).map(|_| (Mutex::new(()), Condvar::new())).collect(),
             serial: (lanes == 1).then(|| Mutex::new(())),
             on_failure: config.on_failure.clone(),
@@ -449,13 +478,23 @@ impl Scheduler {
         let node = if spec.is_ordered() {
             let role = Role::new(&spec.order, &spec.uses, spec.produces);
             let mut order = lock_brief(&shared.order);
+            if shared.unfiled.len() > UNFILED_BACKLOG {
+                // The lanes found the lock taken too often to unfile
+                // their completions themselves.
+                shared.unfile(&mut order);
+            }
             self.room_for(spec)?;
             let job = build()?;
             let node = shared.table.insert_new(|id| Node::new(id, job, Some(role), Tag::when_tracing(spec)));
             let deps = order.register(&node, spec);
             let mut ids = Vec::with_capacity(deps.len());
             for dep in deps {
-                lock(&dep.dependents).push(node.clone());
+                let mut dependents = lock(&dep.dependents);
+                if dep.is_complete() {
+                    // Completed, not yet unfiled: nothing to wait for.
+                    continue;
+                }
+                dependents.push(node.clone());
                 node.pending.fetch_add(1, Ordering::AcqRel);
                 ids.push(dep.id);
             }

@@ -40,6 +40,15 @@ pub fn lock_brief<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// Locks `m` if it is free, ignoring poisoning.
+pub fn try_lock<T: ?Sized>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match m.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
 /// Read-locks `l`, ignoring poisoning.
 pub fn read<T: ?Sized>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     l.read().unwrap_or_else(|e| e.into_inner())
