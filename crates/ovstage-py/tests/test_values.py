@@ -131,3 +131,34 @@ def test_dtypes_the_contract_does_not_store_are_not_supported(world, dtype):
 def test_dtypes_the_contract_stores(world, dtype):
     stage, paths, pl, q = world
     stage.write_attribute(q, "t", 1, np.ones(3, dtype), is_array=False).wait()
+
+
+def test_integer_arguments_take_exact_ints_subclasses_and_index(world):
+    """Exact ints take a shortcut; bounds, signs, int subclasses and
+    `__index__` objects must read the same as through the general path."""
+    stage, paths, _, q = world
+    x = paths.intern_token("x")
+    a = np.ones(3, np.float32)
+
+    class Ordinal(int):
+        pass
+
+    # An exact int, an int subclass and a numpy integer are all ordinals.
+    for o in (5, Ordinal(6), np.uint64(7)):
+        stage.write_attribute(q, x, o, a * int(o), is_array=False).wait()
+    stage.advance_write_floor(ordinal=7).wait()
+    for o in (5, 6, 7):
+        assert read_all(stage, paths, q, "x", ov.OrdinalRange.between(o, o)) == {p: float(o) for p in ("/A", "/B", "/C")}
+    # The full uint64 range of a 64-bit argument (2**64 - 1 is also what
+    # the shortcut's error value looks like), and nothing past it.
+    op = stage.write_attribute(q, x, 8, a, is_array=False)
+    assert op.wait(timeout=(1 << 64) - 1) is op
+    for bad, msg in ((-1, "ordinal must not be negative, got -1"), (1 << 64, f"ordinal must fit in 64 bits, got {1 << 64}")):
+        with pytest.raises(ValueError, match=msg):
+            stage.write_attribute(q, x, bad, a, is_array=False)
+    # A 32-bit argument: its bound, checked on the shortcut too.
+    for bad, msg in ((1 << 32, f"count must fit in 32 bits, got {1 << 32}"), (-3, "count must not be negative, got -3")):
+        with pytest.raises(ValueError, match=msg):
+            stage.write_attribute(q, x, 9, a, is_array=False, count=bad)
+    with pytest.raises(TypeError, match="ordinal must be an int, got float"):
+        stage.write_attribute(q, x, 9.0, a, is_array=False)
