@@ -644,3 +644,57 @@ impl Drop for Scheduler {
 fn unknown_op(op: OpId) -> Error {
     Error::invalid_argument(format!("wait_op: {op} is unknown or was released"))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::spec::{Cells, Order};
+
+    fn mutation(ordinal: u64, key: u64) -> OpSpec {
+        OpSpec::new(Order::Mutation { ordinal, cells: Cells::one(key) })
+    }
+
+    /// Spins until `done` holds, for at most ten seconds.
+    fn eventually(what: &str, done: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(Instant::now() < deadline, "{what}");
+            std::thread::yield_now();
+        }
+    }
+
+    /// A completion that finds the ordering lock taken leaves its entries
+    /// for later; a registration that meets the completed op there waits
+    /// for nothing, and the next completion with the lock free unfiles both.
+    #[test]
+    fn a_completed_op_not_yet_unfiled_is_not_waited_for() {
+        let s = Scheduler::new(&SchedulerConfig { lanes: Lanes::fixed(2), ..SchedulerConfig::default() });
+        let (go, gate) = channel::<()>();
+        let job: Job = Box::new(move || {
+            let _ = gate.recv();
+            Ok(())
+        });
+        let first = s.submit(&mutation(1, 7), job).expect("no op bound");
+        let held = lock(&s.shared.order);
+        go.send(()).expect("the job waits");
+        eventually("the first op completes", || s.is_complete(first) == Some(true));
+        eventually("its completion queues it", || s.shared.unfiled.len() == 1);
+        drop(held);
+        // Same ordinal, same key: it follows the first op's chain, whose
+        // tail is the completed op.
+        let second = s.submit(&mutation(1, 7), Box::new(|| Ok(()))).expect("no op bound");
+        // Finite: an edge to the completed op would never be released (and
+        // dropping the scheduler would then wait for it forever).
+        let ran = s.wait(second, Timeout::from_nanos(10_000_000_000));
+        if let Err(e) = ran {
+            std::mem::forget(s);
+            panic!("the second op waited for the completed first: {e:?}");
+        }
+        let deps = s.shared.table.read().get(second).expect("unreleased").deps().to_vec();
+        assert!(deps.is_empty(), "waited for {deps:?}");
+        eventually("both are unfiled", || s.shared.unfiled.is_empty());
+    }
+}
