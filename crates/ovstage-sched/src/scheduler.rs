@@ -241,9 +241,22 @@ impl Shared {
                 node.state.store(final_state, Ordering::Release);
                 std::mem::take(&mut *dependents)
             };
-            self.unfiled.push(node.clone());
-            if let Some(mut order) = try_lock(&self.order) {
-                self.unfile(&mut order);
+            match try_lock(&self.order) {
+                // The usual case, the lock free: unfiled at once, without
+                // the queue's push and steal.
+                Some(mut order) => {
+                    order.complete(node);
+                    if !self.unfiled.is_empty() {
+                        self.unfile(&mut order);
+                    }
+                }
+                None => {
+                    self.unfiled.push(node.clone());
+                    // The holder may have looked at the queue already.
+                    if let Some(mut order) = try_lock(&self.order) {
+                        self.unfile(&mut order);
+                    }
+                }
             }
             dependents
         } else {
