@@ -171,9 +171,10 @@ struct Shared {
     /// Completed ops still filed in `order`. A completion publishes its
     /// state under the node's own `dependents` lock (which a registration
     /// takes before waiting for it), so removing its entries from the
-    /// ordering state can wait: whoever takes the ordering lock next, or
-    /// the completing lane when the lock is free, unfiles them. Lanes no
-    /// longer queue for the ordering lock behind submissions and each other.
+    /// ordering state can wait when the ordering lock is taken: the next
+    /// completion that finds it free unfiles them (a submission does once
+    /// more than [`UNFILED_BACKLOG`] wait). Lanes no longer queue for the
+    /// ordering lock behind submissions and each other.
     unfiled: Injector<Arc<Node>>,
     waits: Box<[(Mutex<()>, Condvar)]>,
     /// Present with one lane: every execution holds it, so ops never overlap.
