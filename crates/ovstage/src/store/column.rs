@@ -1014,7 +1014,6 @@ impl ColumnGuard<'_> {
     }
 }
 
-/// `rows` less those in `hidden` (borrowed when there are none).
 /// How many versions, oldest first, have an ordinal satisfying `below`
 /// (true for a prefix of the ordinals). Writes mostly add the newest
 /// version and floors and merges mostly ask near either end, so both ends
@@ -1030,6 +1029,7 @@ fn prefix_len(versions: &VecDeque<Box<Version>>, below: impl Fn(u64) -> bool) ->
     }
 }
 
+/// `rows` less those in `hidden` (borrowed when there are none).
 fn visible_rows<'a>(rows: &'a Rows, hidden: Option<&RowSet>) -> std::borrow::Cow<'a, Rows> {
     match hidden {
         None => std::borrow::Cow::Borrowed(rows),
