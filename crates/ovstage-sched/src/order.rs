@@ -385,6 +385,7 @@ mod tests {
         let Users::Many(many) = &users else { unreachable!() };
         assert_eq!(many.held(), 0, "no holes left");
     }
+
     fn dep_ids(deps: &[Arc<Node>]) -> Vec<u64> {
         let mut out: Vec<u64> = deps.iter().map(|d| d.id.get()).collect();
         out.sort_unstable();
