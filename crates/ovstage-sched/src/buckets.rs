@@ -12,6 +12,8 @@
 
 use std::collections::VecDeque;
 
+use ovstage_types::sorted;
+
 /// A value that can be empty (a tombstone once emptied).
 pub(crate) trait Vacant: Default {
     fn is_vacant(&self) -> bool;
@@ -31,30 +33,16 @@ impl<V> Default for OrdinalDeque<V> {
 
 impl<V: Vacant> OrdinalDeque<V> {
     fn position(&self, ordinal: u64) -> Result<usize, usize> {
-        // Keys mostly arrive densely (ordinals and op ids counting up) and
-        // leave near the front: try the front, then the slot the key would
-        // have if no key were missing since the front, then the back. A
-        // binary search over thousands of pending entries cost a cache
-        // miss per probe, under the scheduler's ordering lock.
-        let Some(&(first, _)) = self.entries.front() else { return Err(0) };
-        if ordinal <= first {
-            return if ordinal == first { Ok(0) } else { Err(0) };
-        }
-        let len = self.entries.len();
-        if let Some(guess) = usize::try_from(ordinal - first).ok().filter(|g| *g < len)
-            && self.entries[guess].0 == ordinal
+        // Keys mostly arrive densely (ordinals and op ids counting up):
+        // first the slot the key would have if no key were missing since
+        // the front, then the ends and a binary search.
+        if let Some(&(first, _)) = self.entries.front()
+            && let Some(guess) = ordinal.checked_sub(first).and_then(|g| usize::try_from(g).ok())
+            && self.entries.get(guess).is_some_and(|(o, _)| *o == ordinal)
         {
             return Ok(guess);
         }
-        let last = self.entries[len - 1].0;
-        if ordinal >= last {
-            return if ordinal == last { Ok(len - 1) } else { Err(len) };
-        }
-        let at = self.entries.partition_point(|(o, _)| *o < ordinal);
-        match self.entries.get(at) {
-            Some((o, _)) if *o == ordinal => Ok(at),
-            _ => Err(at),
-        }
+        sorted::position(&self.entries, ordinal, |(o, _)| *o)
     }
 
     /// The value at `ordinal`, created empty when missing. The caller fills

@@ -18,6 +18,7 @@ mod modes;
 mod op;
 mod ordinal;
 mod semantic;
+pub mod sorted;
 mod status;
 pub mod sync;
 

@@ -7,6 +7,8 @@
 use std::collections::VecDeque;
 use std::ops::RangeInclusive;
 
+use ovstage_types::sorted;
+
 /// Values by ordinal, in ascending ordinal order.
 #[derive(Debug)]
 pub(crate) struct OrdinalMap<V> {
@@ -21,13 +23,7 @@ impl<V> Default for OrdinalMap<V> {
 
 impl<V> OrdinalMap<V> {
     fn find(&self, ordinal: u64) -> Result<usize, usize> {
-        // The newest entry first: the usual key.
-        match self.entries.back() {
-            None => Err(0),
-            Some((last, _)) if *last == ordinal => Ok(self.entries.len() - 1),
-            Some((last, _)) if *last < ordinal => Err(self.entries.len()),
-            Some(_) => self.entries.binary_search_by_key(&ordinal, |(o, _)| *o),
-        }
+        sorted::position(&self.entries, ordinal, |(o, _)| *o)
     }
 
     /// The value at `ordinal`, inserted with `make` when absent.

@@ -25,6 +25,7 @@ use super::image::{ArrayIndex, ArrayRef, Image, compact, recycle, recycle_part};
 use super::liveness::Liveness;
 use super::rows::{RowSet, Rows};
 use crate::schema::{Schema, Storage, ValueKind};
+use ovstage_types::sorted::prefix_len;
 use ovstage_types::sync::lock;
 
 /// Row index of a prim without a row.
@@ -751,7 +752,7 @@ impl ColumnGuard<'_> {
     pub(crate) fn publish(&mut self, ordinal: u64, part: Part, bound: MergeBound) {
         let nrows = self.nrows();
         let st = &mut *self.state;
-        let pos = prefix_len(&st.versions, |o| o < ordinal);
+        let pos = prefix_len(&st.versions, |v| v.ordinal < ordinal);
         if st.versions.get(pos).is_none_or(|v| v.from > ordinal) {
             st.versions.insert(pos, Box::new(Version::new(ordinal, nrows)));
         }
@@ -822,7 +823,7 @@ impl ColumnGuard<'_> {
         let limits = self.column.limits;
         loop {
             let st = &mut *self.state;
-            let first = prefix_len(&st.versions, |o| o <= bound.floor);
+            let first = prefix_len(&st.versions, |v| v.ordinal <= bound.floor);
             let unsealed = st.versions.range(first..);
             // The unsealed bytes: the total less the (usually few) sealed
             // versions', or the unsealed ones' when they are fewer.
@@ -836,7 +837,7 @@ impl ColumnGuard<'_> {
             if !limits.exceeded(unsealed.len(), bytes) {
                 return;
             }
-            let end = prefix_len(&st.versions, |o| o < bound.below);
+            let end = prefix_len(&st.versions, |v| v.ordinal < bound.below);
             if end < first + 2 {
                 return;
             }
@@ -875,12 +876,12 @@ impl ColumnGuard<'_> {
 
     /// Index of the newest version at or below `ordinal`.
     fn newest_at(&self, ordinal: u64) -> Option<usize> {
-        prefix_len(&self.state.versions, |o| o <= ordinal).checked_sub(1)
+        prefix_len(&self.state.versions, |v| v.ordinal <= ordinal).checked_sub(1)
     }
 
     /// The merged version whose span strictly contains `ordinal`, if any.
     fn inside_merge(&self, ordinal: u64) -> Option<u64> {
-        let next = prefix_len(&self.state.versions, |o| o <= ordinal);
+        let next = prefix_len(&self.state.versions, |v| v.ordinal <= ordinal);
         self.state.versions.get(next).filter(|v| v.from <= ordinal).map(|v| v.ordinal)
     }
 
@@ -1011,21 +1012,6 @@ impl ColumnGuard<'_> {
             }
         }
         (self.state.versions.len(), bytes)
-    }
-}
-
-/// How many versions, oldest first, have an ordinal satisfying `below`
-/// (true for a prefix of the ordinals). Writes mostly add the newest
-/// version and floors and merges mostly ask near either end, so both ends
-/// are checked before a binary search, whose probes each read a boxed
-/// version: with thousands of unsealed versions, four searches per publish
-/// were a good share of a small write.
-fn prefix_len(versions: &VecDeque<Box<Version>>, below: impl Fn(u64) -> bool) -> usize {
-    match (versions.front(), versions.back()) {
-        (Some(first), _) if !below(first.ordinal) => 0,
-        (_, Some(last)) if below(last.ordinal) => versions.len(),
-        (None, _) | (_, None) => 0,
-        _ => versions.partition_point(|v| below(v.ordinal)),
     }
 }
 
