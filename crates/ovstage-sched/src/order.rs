@@ -66,9 +66,8 @@ impl Users {
             Users::Few(list) if list.len() < FEW_USERS => list.push(node.clone()),
             Users::Few(list) => {
                 let mut many = UsersById::default();
-                let mut all: SmallVec<[Arc<Node>; FEW_USERS]> = list.drain(..).collect();
-                all.sort_unstable_by_key(|u| u.id);
-                all.iter().for_each(|u| insert_user(&mut many, u));
+                list.sort_unstable_by_key(|u| u.id);
+                list.iter().for_each(|u| insert_user(&mut many, u));
                 insert_user(&mut many, node);
                 *self = Users::Many(many);
             }
