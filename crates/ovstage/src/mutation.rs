@@ -78,12 +78,10 @@ impl<'a> Targets<'a> {
 
     /// Some prims, with the bitset admission needs.
     pub(crate) fn subset(prims: Vec<PrimPath>) -> Targets<'a> {
-        // Sized once for the highest bit rather than grown insert by insert.
+        // Built in one go: sized once for the highest bit, or sparse when
+        // the prims are few for that size.
         let mut bits = RowSet::new();
-        if let Some(max) = prims.iter().map(|p| prim_bit(*p)).max() {
-            bits.insert(max);
-        }
-        prims.iter().for_each(|p| bits.insert(prim_bit(*p)));
+        bits.insert_all(&prims.iter().map(|p| prim_bit(*p)).collect::<Vec<_>>());
         Targets { prims: Some(prims.into()), bits: Some(Cow::Owned(bits)) }
     }
 

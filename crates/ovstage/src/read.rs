@@ -340,7 +340,8 @@ impl StageInner {
         if map.len() <= guard.nrows() as usize / FEW_ROWS_DIVISOR && guard.cheap_to_pick(at) {
             // A few rows of a large column whose image at `at` is not built
             // yet: copy them rather than build (copy) the whole image.
-            let picks: Picks = (0..map.len()).filter_map(|i| map.get(i).map(|r| (i as u32, r))).collect();
+            let mut picks: Picks = Vec::with_capacity(map.len());
+            picks.extend((0..map.len()).filter_map(|i| map.get(i).map(|r| (i as u32, r))));
             let rows: Vec<u32> = picks.iter().map(|p| p.1).collect();
             let (image, ordinal, live) = match guard.pick_at(&rows, at).map_err(|e| ctx.out_of_memory(&e))? {
                 Picked::Rows { image, ordinal, live } => (image, ordinal, live),

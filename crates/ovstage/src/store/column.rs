@@ -436,6 +436,15 @@ fn prim_index(p: PrimPath) -> usize {
     (p.get() - 1) as usize
 }
 
+/// A row [`ColumnGuard::cells_at`] has still to resolve, and the range of
+/// its sorted `(row, slot)` list that the row's value fills.
+struct Pending {
+    row: u32,
+    slots_start: u32,
+    slots_end: u32,
+    done: bool,
+}
+
 impl ColumnGuard<'_> {
     pub(crate) fn nrows(&self) -> u32 {
         self.state.prim_of.len() as u32
@@ -456,7 +465,7 @@ impl ColumnGuard<'_> {
     /// Rows of `prims`, assigning new rows (in order) to prims without one.
     pub(crate) fn assign_rows(&mut self, prims: impl Iterator<Item = PrimPath>) -> Rows {
         let st = &mut *self.state;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(prims.size_hint().0);
         let mut added = false;
         let first_new = st.prim_of.len() as u32;
         for p in prims {
@@ -556,16 +565,21 @@ impl ColumnGuard<'_> {
         // `(row, slot)` sorted: the slots a resolved row fills.
         let mut slots: Vec<(u32, u32)> = rows.iter().enumerate().map(|(i, r)| (*r, i as u32)).collect();
         slots.sort_unstable();
-        // The distinct rows still to resolve, sorted. Lookups are binary
-        // searches over them: sized by the rows asked for, never by the
-        // column (a bitset over row indices costs the column's size to
-        // build when the rows lie far apart).
-        let mut pending: Vec<u32> = slots.iter().map(|s| s.0).collect();
-        pending.dedup();
-        let mut resolved = vec![false; pending.len()];
-        fn resolve<'a>(slots: &[(u32, u32)], cells: &mut [Option<&'a [u8]>], row: u32, cell: Option<&'a [u8]>) {
-            let first = slots.partition_point(|s| s.0 < row);
-            for s in slots[first..].iter().take_while(|s| s.0 == row) {
+        // The distinct rows still to resolve, sorted, each with the range of
+        // `slots` it fills. Lookups are merges or binary searches over them:
+        // sized by the rows asked for, never by the column (a bitset over
+        // row indices costs the column's size to build when the rows lie
+        // far apart).
+        let mut pending: Vec<Pending> = Vec::with_capacity(slots.len());
+        for (i, s) in slots.iter().enumerate() {
+            match pending.last_mut() {
+                Some(p) if p.row == s.0 => p.slots_end = i as u32 + 1,
+                _ => pending.push(Pending { row: s.0, slots_start: i as u32, slots_end: i as u32 + 1, done: false }),
+            }
+        }
+        fn fill<'a>(slots: &[(u32, u32)], cells: &mut [Option<&'a [u8]>], p: &mut Pending, cell: Option<&'a [u8]>) {
+            p.done = true;
+            for s in &slots[p.slots_start as usize..p.slots_end as usize] {
                 cells[s.1 as usize] = cell;
             }
         }
@@ -574,19 +588,19 @@ impl ColumnGuard<'_> {
                 break;
             }
             if let Some(image) = &v.image {
-                for &row in &pending {
-                    let live = row < image.nrows && image.live.contains(row);
+                for p in &mut pending {
+                    let live = p.row < image.nrows && image.live.contains(p.row);
                     let cell = live.then(|| match &image.arrays {
-                        Some(arrays) => arrays.bytes(arrays.refs[row as usize]),
-                        None => &image.data.bytes()[row as usize * row_bytes..(row as usize + 1) * row_bytes],
+                        Some(arrays) => arrays.bytes(arrays.refs[p.row as usize]),
+                        None => &image.data.bytes()[p.row as usize * row_bytes..(p.row as usize + 1) * row_bytes],
                     });
-                    resolve(&slots, &mut cells, row, cell);
+                    fill(&slots, &mut cells, p, cell);
                 }
                 break;
             }
             // A version changing none of the pending rows (its `written`
             // and `deleted` sets) is passed over without walking its parts.
-            if !pending.iter().any(|&r| v.written.contains(r) || v.deleted.contains(r)) {
+            if !pending.iter().any(|p| v.written.contains(p.row) || v.deleted.contains(p.row)) {
                 continue;
             }
             for part in v.parts.iter().rev() {
@@ -600,37 +614,45 @@ impl ColumnGuard<'_> {
                 match part.rows() {
                     Rows::Run { start, len } => {
                         // The pending rows inside the run, found by bisection.
-                        let from = pending.partition_point(|r| r < start);
+                        let from = pending.partition_point(|p| p.row < *start);
                         let end = u64::from(*start) + u64::from(*len);
-                        let to = pending.partition_point(|r| u64::from(*r) < end);
-                        for k in from..to {
-                            if !resolved[k] {
-                                resolved[k] = true;
-                                let row = pending[k];
-                                resolve(&slots, &mut cells, row, cell((row - start) as usize));
+                        let to = pending.partition_point(|p| u64::from(p.row) < end);
+                        for p in &mut pending[from..to] {
+                            if !p.done {
+                                let c = cell((p.row - start) as usize);
+                                fill(&slots, &mut cells, p, c);
+                            }
+                        }
+                    }
+                    Rows::List(list) if list.windows(2).all(|w| w[0] < w[1]) => {
+                        // Increasing without repeats (a path list in
+                        // creation order): one merge with the pending rows.
+                        let mut k = 0;
+                        for (i, &row) in list.iter().enumerate() {
+                            while k < pending.len() && pending[k].row < row {
+                                k += 1;
+                            }
+                            if k == pending.len() {
+                                break;
+                            }
+                            if pending[k].row == row && !pending[k].done {
+                                fill(&slots, &mut cells, &mut pending[k], cell(i));
                             }
                         }
                     }
                     Rows::List(list) => {
                         // The last entry naming a row is its value.
                         for (i, &row) in list.iter().enumerate().rev() {
-                            if let Ok(k) = pending.binary_search(&row)
-                                && !resolved[k]
+                            if let Ok(k) = pending.binary_search_by_key(&row, |p| p.row)
+                                && !pending[k].done
                             {
-                                resolved[k] = true;
-                                resolve(&slots, &mut cells, row, cell(i));
+                                fill(&slots, &mut cells, &mut pending[k], cell(i));
                             }
                         }
                     }
                 }
             }
-            let mut k = 0;
-            pending.retain(|_| {
-                k += 1;
-                !resolved[k - 1]
-            });
-            resolved.clear();
-            resolved.resize(pending.len(), false);
+            pending.retain(|p| !p.done);
         }
         cells
     }
