@@ -78,6 +78,13 @@ fn word_masks(start: u32, end: u32) -> impl Iterator<Item = (usize, u64)> {
     })
 }
 
+/// The bits of word `w` that lie in rows `start..end` (0 when none do).
+fn word_mask(w: u32, start: u32, end: u32) -> u64 {
+    let lo = (u64::from(w) * 64).max(u64::from(start)) as u32;
+    let hi = ((u64::from(w) + 1) * 64).min(u64::from(end)) as u32;
+    word_masks(lo, hi).next().map_or(0, |(_, mask)| mask)
+}
+
 /// A set of rows as a bitset. Dense sets are words indexed by `row / 64`
 /// (sets of up to 128 rows live inline: a mutation of a few prims records
 /// one in admission and one in its part without a heap allocation); sparse
@@ -215,7 +222,7 @@ impl RowSet {
     /// Turns a sparse set dense once enough of its words are set.
     fn settle(&mut self) {
         if let Repr::Sparse(entries) = &self.repr {
-            let span = entries.last().map_or(0, |e| e.0 as usize + 1);
+            let span = self.span();
             if span <= SPARSE_MIN_WORDS || entries.len() * DENSE_RATIO > span {
                 self.make_dense();
             }
@@ -224,8 +231,7 @@ impl RowSet {
 
     fn make_dense(&mut self) {
         if let Repr::Sparse(entries) = &self.repr {
-            let span = entries.last().map_or(0, |e| e.0 as usize + 1);
-            let mut words: SmallVec<[u64; 2]> = SmallVec::from_elem(0, span);
+            let mut words: SmallVec<[u64; 2]> = SmallVec::from_elem(0, self.span());
             for &(i, w) in entries {
                 words[i as usize] = w;
             }
@@ -257,6 +263,11 @@ impl RowSet {
             Repr::Dense(words) => words.len(),
             Repr::Sparse(entries) => entries.last().map_or(0, |e| e.0 as usize + 1),
         }
+    }
+
+    /// The end of rows `start..start + len`, cut at the set's span.
+    fn end_within(&self, start: u32, len: u32) -> u32 {
+        (u64::from(start) + u64::from(len)).min(self.span() as u64 * 64).min(u64::from(u32::MAX)) as u32
     }
 
     /// Applies `f` to every word and drops the sparse words it zeroes.
@@ -352,19 +363,14 @@ impl RowSet {
     /// the words that takes: then the set becomes sparse.
     pub(crate) fn insert_all(&mut self, rows: &[u32]) {
         let Some(&max) = rows.iter().max() else { return };
-        match &mut self.repr {
-            Repr::Dense(words) => {
-                let need = max as usize / 64 + 1;
-                if need <= words.len() || need <= SPARSE_MIN_WORDS || rows.len() * SPARSE_RATIO >= need {
-                    Self::grow(words, max);
-                    rows.iter().for_each(|&r| words[r as usize / 64] |= 1 << (r % 64));
-                } else {
-                    *self = RowSet::from_entries(merge_or(self.nonzero(), words_of(rows).into_iter()));
-                }
-            }
-            Repr::Sparse(entries) => {
-                *self = RowSet::from_entries(merge_or(entries.iter().copied(), words_of(rows).into_iter()));
-            }
+        let need = max as usize / 64 + 1;
+        if let Repr::Dense(words) = &mut self.repr
+            && (need <= words.len() || need <= SPARSE_MIN_WORDS || rows.len() * SPARSE_RATIO >= need)
+        {
+            Self::grow(words, max);
+            rows.iter().for_each(|&r| words[r as usize / 64] |= 1 << (r % 64));
+        } else {
+            *self = RowSet::from_entries(merge_or(self.nonzero(), words_of(rows).into_iter()));
         }
     }
 
@@ -376,21 +382,14 @@ impl RowSet {
     }
 
     fn remove_range(&mut self, start: u32, len: u32) {
-        let end = (u64::from(start) + u64::from(len)).min(self.span() as u64 * 64).min(u64::from(u32::MAX)) as u32;
+        let end = self.end_within(start, len);
         match &mut self.repr {
             Repr::Dense(words) => {
                 for (w, mask) in word_masks(start, end) {
                     words[w] &= !mask;
                 }
             }
-            Repr::Sparse(_) => {
-                let masks: Vec<(usize, u64)> = word_masks(start, end).collect();
-                let (first, last) = match (masks.first(), masks.last()) {
-                    (Some(f), Some(l)) => (f.0, l.0),
-                    _ => return,
-                };
-                self.map_words(|i, w| if (first..=last).contains(&i) { w & !masks[i - first].1 } else { w });
-            }
+            Repr::Sparse(_) => self.map_words(|i, w| w & !word_mask(i as u32, start, end)),
         }
     }
 
@@ -525,8 +524,7 @@ impl RowSet {
         }
         match rows {
             Rows::Run { start, len } => {
-                let end =
-                    (u64::from(*start) + u64::from(*len)).min(self.span() as u64 * 64).min(u64::from(u32::MAX)) as u32;
+                let end = self.end_within(*start, *len);
                 let hit_at = |w: usize, mask: u64| {
                     let hit = self.word(w) & mask;
                     (hit != 0).then(|| (w as u32 * 64 + hit.trailing_zeros() - start) as usize)
@@ -538,11 +536,10 @@ impl RowSet {
                         // set costs its entries, not its words.
                         let (first, last) = (*start / 64, end.saturating_sub(1) / 64);
                         let at = entries.partition_point(|e| e.0 < first);
-                        entries[at..].iter().take_while(|e| e.0 <= last).find_map(|&(i, _)| {
-                            let lo = (u64::from(i) * 64).max(u64::from(*start)) as u32;
-                            let hi = ((u64::from(i) + 1) * 64).min(u64::from(end)) as u32;
-                            word_masks(lo, hi).next().and_then(|(w, mask)| hit_at(w, mask))
-                        })
+                        entries[at..]
+                            .iter()
+                            .take_while(|e| e.0 <= last)
+                            .find_map(|&(i, _)| hit_at(i as usize, word_mask(i, *start, end)))
                     }
                 }
             }
