@@ -770,6 +770,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         [flag] if flag == "--check" => true,
         _ => return Err("usage: cargo xtask codegen [--check]".into()),
     };
+    crate::cuda_entries::run(&crate::root(), check)?;
     let headers = generate_all()?;
     let include = include_dir();
     let mut present = Vec::new();

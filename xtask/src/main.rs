@@ -24,6 +24,7 @@ mod cexamples;
 mod codegen;
 mod conformance;
 mod ctests;
+mod cuda_entries;
 mod dist;
 mod fuzz;
 mod python;
@@ -35,7 +36,7 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   test    run every check and test (formatting, clippy -D warnings, tests, docs, examples)
-  codegen generate the C headers of crates/ovstage-ffi (--check: fail if the committed ones are stale)
+  codegen generate the C headers of crates/ovstage-ffi and the CUDA driver trampolines (--check: fail if the committed ones are stale)
   dist    build the C distribution: include/, lib/ (shared, static), CMake and pkg-config files
           (--debug: debug build; --out DIR: where, default target/dist/ovstage)
   dist-test

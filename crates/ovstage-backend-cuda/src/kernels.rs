@@ -1,0 +1,1 @@
+//! Placeholder: the kernel table is being written.
