@@ -1,7 +1,8 @@
 /*
  * Run by `cargo xtask test` (xtask/src/ctests.rs), linked against
  * target/debug/libovstage.so: the inline helpers of the headers, and a
- * write / seal / read round trip through the C API.
+ * write / seal / read round trip through the C API, and the CUDA driver
+ * opened only when CUDA memory arrives (against xtask/ctests/fake_cuda.c).
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -386,6 +387,42 @@ static void round_trip(ovstage_instance_t* instance)
     CHECK(result.status == OVX_API_SUCCESS);
 }
 
+/* The CUDA driver is opened only when CUDA memory arrives. Run with
+ * OVSTAGE_LIBCUDA naming xtask/ctests/fake_cuda.c, which sets
+ * OVSTAGE_FAKE_CUDA_OPENED when it is opened and sees no device: after the
+ * CPU work above nothing has opened it; a write from a kDLCUDA tensor opens
+ * it and is refused for naming a device that is not there. */
+static void cuda_opened_lazily(ovstage_instance_t* instance)
+{
+    path_dictionary_instance_t* dictionary = ovstage_get_path_dictionary(instance);
+    ovx_string_t path = literal_to_ovx_string("/World/A");
+    ovx_string_or_token_t attribute = { OVX_INVALID_TOKEN, literal_to_ovx_string("gpu") };
+    ovx_primpath_list_t list = OVX_INVALID_PRIMPATH_LIST;
+    ovstage_query_handle_t query = OVSTAGE_INVALID_QUERY_HANDLE;
+    ovstage_write_data_t data;
+    ovstage_enqueue_result_t r;
+    ovx_string_t error;
+    float row[3] = { 1, 2, 3 };
+    int64_t shape[2] = { 1, 3 };
+    DLTensor tensor = float_tensor(row, 2, shape, NULL);
+
+    CHECK(getenv("OVSTAGE_LIBCUDA") != NULL);
+    CHECK(getenv("OVSTAGE_FAKE_CUDA_OPENED") == NULL);
+    CHECK(path_dictionary_create_path_list_from_strings(dictionary, &path, 1, &list).status == OVX_API_SUCCESS);
+    CHECK_STATUS(ovstage_query_from_path_list(instance, list, &query), OVSTAGE_OK);
+    tensor.device.device_type = kDLCUDA;
+    memset(&data, 0, sizeof(data));
+    data.tensors = &tensor;
+    data.tensor_count = 1;
+    r = ovstage_write_attribute(instance, query, attribute, 1, data, OVSTAGE_PRIM_MODE_UPSERT);
+    CHECK_STATUS(r.status, OVSTAGE_ERROR_INVALID_ARGUMENT);
+    CHECK(getenv("OVSTAGE_FAKE_CUDA_OPENED") != NULL);
+    error = ovstage_get_last_error();
+    CHECK(error.ptr != NULL && strstr(error.ptr, "CUDA device 0 does not exist (the driver sees 0 devices)") != NULL);
+    wait_ok(instance, ovstage_release_query(instance, query));
+    CHECK(path_dictionary_release_path_list_reference(dictionary, list).status == OVX_API_SUCCESS);
+}
+
 int main(void)
 {
     ovstage_instance_desc_t desc = { "header-tests" };
@@ -405,6 +442,7 @@ int main(void)
     CHECK(strlen(ovstage_get_error_string(instance, OVSTAGE_ERROR_TIMEOUT)) > 0);
     placement(instance);
     round_trip(instance);
+    cuda_opened_lazily(instance);
     /* Population export is not supported: the helper passes the status on. */
     memset(&export_desc, 0, sizeof(export_desc));
     CHECK_STATUS(ovstage_population_export_desc_init_typed_hierarchy(&export_desc, 1, &root),

@@ -203,5 +203,34 @@ fn symbols(root: &Path, lib: &Path) -> Result<(), String> {
         return Err(format!("libovstage.so does not export: {}", missing.join(", ")));
     }
     println!("    symbols: every contract export is present ({} exported)", ours.len());
+    cuda_free(&lib.join("libovstage.so"))
+}
+
+/// A shared object that carries the CUDA backend but does not link the
+/// driver: no `NEEDED libcuda`, no exported `cu*` symbol (the driver's entry
+/// points are hidden trampolines, opened at run time).
+pub(crate) fn cuda_free(so: &Path) -> Result<(), String> {
+    let name = so.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let o = checked(Command::new("readelf").arg("-d").arg(so), "readelf -d")?;
+    let dynamic = String::from_utf8_lossy(&o.stdout);
+    if let Some(line) = dynamic.lines().find(|l| l.contains("NEEDED") && l.contains("libcuda")) {
+        return Err(format!("{name} links the CUDA driver: {}", line.trim()));
+    }
+    let o = checked(Command::new("nm").args(["-D", "--defined-only"]).arg(so), "nm -D")?;
+    let exported = String::from_utf8_lossy(&o.stdout);
+    let cu: Vec<&str> = exported
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|s| s.strip_prefix("cu").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_uppercase())))
+        .collect();
+    if !cu.is_empty() {
+        return Err(format!("{name} exports CUDA driver symbols: {}", cu.join(", ")));
+    }
+    let o = checked(Command::new("nm").arg(so), "nm")?;
+    let local = String::from_utf8_lossy(&o.stdout).lines().filter(|l| l.ends_with(" cuInit")).count();
+    if local != 1 {
+        return Err(format!("{name} does not carry the CUDA driver trampolines (cuInit found {local} times)"));
+    }
+    println!("    {name}: carries the CUDA backend, no NEEDED libcuda, no exported cu* symbol");
     Ok(())
 }

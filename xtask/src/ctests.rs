@@ -14,7 +14,7 @@
 //!   file back;
 //! - `xtask/ctests/runtime.c` (the inline helpers, and a write/read round
 //!   trip through the library) is linked against `target/debug/libovstage.so`
-//!   and run.
+//!   and run, with `xtask/ctests/fake_cuda.c` as its CUDA driver.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -304,7 +304,10 @@ fn runtime_check(dir: &Path) -> Result<(), String> {
     let lib = lib_dir.to_string_lossy().into_owned();
     let rpath = format!("-Wl,-rpath,{lib}");
     compile("gcc", C_FLAGS, &source, &["-L", &lib, "-lovstage", &rpath, "-lm"], &exe)?;
-    let out = run("runtime.c", &mut Command::new(&exe))?;
+    let fake = dir.join("libfake_cuda.so.1");
+    let fake_source = crate::root().join("xtask/ctests/fake_cuda.c");
+    compile("gcc", C_FLAGS, &fake_source, &["-shared", "-fPIC"], &fake)?;
+    let out = run("runtime.c", Command::new(&exe).env("OVSTAGE_LIBCUDA", &fake))?;
     for line in out.lines() {
         println!("    {line}");
     }

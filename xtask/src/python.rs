@@ -50,6 +50,7 @@ pub(crate) fn develop(root: &Path, release: bool) -> Result<PathBuf, String> {
 pub(crate) fn test() -> Result<(), String> {
     let root = crate::root();
     let python = develop(&root, false)?;
+    extension_is_cuda_free(&python)?;
     let mut c = Command::new(&python);
     c.args(["-m", "pytest", "-q", "crates/ovstage-py/tests"]).current_dir(&root);
     run(c, "pytest")?;
@@ -59,6 +60,19 @@ pub(crate) fn test() -> Result<(), String> {
         run(c, example)?;
     }
     Ok(())
+}
+
+/// The installed extension module carries the CUDA backend without
+/// linking the driver (see `cexamples::cuda_free`).
+fn extension_is_cuda_free(python: &Path) -> Result<(), String> {
+    let o = Command::new(python)
+        .args(["-c", "import ovstage._native as m; print(m.__file__)"])
+        .output()
+        .map_err(|e| format!("python: {e}"))?;
+    if !o.status.success() {
+        return Err(format!("locating the extension module: {}", String::from_utf8_lossy(&o.stderr)));
+    }
+    crate::cexamples::cuda_free(Path::new(String::from_utf8_lossy(&o.stdout).trim()))
 }
 
 /// `cargo xtask bench-py`: the Python benchmark against a release build.

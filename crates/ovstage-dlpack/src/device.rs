@@ -35,19 +35,38 @@ pub fn dl_device(device: Device) -> DLDevice {
 }
 
 /// The one place an input on a device this build cannot read is refused:
-/// `Ok` for host-readable memory, `NOT_SUPPORTED` otherwise (CUDA device
-/// memory needs the CUDA backend, which this build does not include).
+/// `Ok` for memory the host reads in place. CUDA memory (`kDLCUDA`, and
+/// `kDLCUDAManaged`, which only exists with a driver) first asks the CUDA
+/// backend whether its device is there, which opens the driver the first
+/// time (only a process that hands ovstage CUDA memory ever does): without
+/// the device the tensor names an invalid device (`INVALID_ARGUMENT`, as the
+/// reference answers on a machine without a GPU); with it, device writes
+/// are `NOT_SUPPORTED` (not implemented yet) and managed memory is read on
+/// the host.
 pub(crate) fn require_host(d: DLDevice, what: impl std::fmt::Display) -> Result<()> {
+    let cuda = d.device_type.0 == CUDA || d.device_type.0 == CUDA_MANAGED;
+    if cuda && let Err(e) = u32::try_from(d.device_id).map_err(|_| None).and_then(|id| probe(id).map_err(Some)) {
+        return Err(Error::invalid_argument(match e {
+            Some(e) => format!("{what}: the tensor is on CUDA device {}, but {e}", d.device_id),
+            None => format!("{what}: CUDA device id {} is negative", d.device_id),
+        }));
+    }
     match from_dl_device(d) {
         Some(Device::Host) => Ok(()),
         _ if d.device_type.0 == CUDA => Err(Error::not_supported(format!(
-            "{what}: CUDA device memory needs the CUDA backend, which this build of ovstage does not include"
+            "{what}: writes from CUDA device memory are not implemented yet (CUDA device {} is there; \
+             copy the tensor to host memory, kDLCPU or kDLCUDAHost, and write that)",
+            d.device_id
         ))),
         _ => Err(Error::not_supported(format!(
             "{what}: device type {} is not supported (host memory: kDLCPU, kDLCUDAHost or kDLCUDAManaged)",
             d.device_type.0
         ))),
     }
+}
+
+fn probe(ordinal: u32) -> std::result::Result<(), ovstage_backend_cuda::NoDevice> {
+    ovstage_backend_cuda::probe_device(ordinal)
 }
 
 #[cfg(test)]
@@ -76,12 +95,27 @@ mod tests {
 
     #[test]
     fn only_host_memory_is_imported() {
-        assert!(require_host(dl(CUDA_MANAGED, 1), "t").is_ok());
+        assert!(require_host(dl(CPU, 0), "t").is_ok());
+        assert!(require_host(dl(CUDA_HOST, 0), "t").is_ok());
         let cuda = require_host(dl(CUDA, 0), "t").unwrap_err();
-        assert_eq!(cuda.status(), ovstage_types::Status::NotSupported);
-        assert!(cuda.to_string().contains("needs the CUDA backend, which this build of ovstage does not include"));
+        let managed = require_host(dl(CUDA_MANAGED, 0), "t");
+        match probe(0) {
+            Err(no_device) => {
+                assert_eq!(cuda.status(), ovstage_types::Status::InvalidArgument);
+                assert_eq!(cuda.to_string(), format!("t: the tensor is on CUDA device 0, but {no_device}"));
+                let managed = managed.unwrap_err();
+                assert_eq!(managed.status(), ovstage_types::Status::InvalidArgument);
+                assert_eq!(managed.to_string(), cuda.to_string());
+            }
+            Ok(()) => {
+                assert_eq!(cuda.status(), ovstage_types::Status::NotSupported);
+                assert!(cuda.to_string().contains("writes from CUDA device memory are not implemented yet"), "{cuda}");
+                assert!(managed.is_ok(), "managed memory is read on the host");
+            }
+        }
         let bad_id = require_host(dl(CUDA, -4), "t").unwrap_err();
-        assert!(bad_id.to_string().contains("needs the CUDA backend"), "{bad_id}");
+        assert_eq!(bad_id.status(), ovstage_types::Status::InvalidArgument);
+        assert_eq!(bad_id.to_string(), "t: CUDA device id -4 is negative");
         let other = require_host(dl(4, 0), "t").unwrap_err();
         assert_eq!(
             other.to_string(),
