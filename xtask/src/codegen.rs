@@ -771,6 +771,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         _ => return Err("usage: cargo xtask codegen [--check]".into()),
     };
     crate::cuda_entries::run(&crate::root(), check)?;
+    crate::ptx::run(check)?;
     let headers = generate_all()?;
     let include = include_dir();
     let mut present = Vec::new();

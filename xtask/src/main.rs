@@ -27,6 +27,7 @@ mod ctests;
 mod cuda_entries;
 mod dist;
 mod fuzz;
+mod ptx;
 mod python;
 mod sections;
 mod snippets;
