@@ -11,6 +11,9 @@ pub mod kernels;
 #[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
 pub mod driver;
 
+#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+pub mod gpu;
+
 /// Why CUDA device memory cannot be used here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NoDevice {
