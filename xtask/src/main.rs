@@ -27,6 +27,7 @@ mod ctests;
 mod cuda_entries;
 mod dist;
 mod fuzz;
+mod gpu;
 mod ptx;
 mod python;
 mod sections;
@@ -63,7 +64,11 @@ commands:
   asan    the ovstage-ffi tests, C examples and dlopen test under AddressSanitizer (nightly)
   fuzz [TARGET] [--time SECONDS]
           run the fuzz targets (dlpack_intake, op_sequence; default both, 600 s each) from
-          fuzz/corpus; failing inputs go to fuzz/artifacts/TARGET";
+          fuzz/corpus; failing inputs go to fuzz/artifacts/TARGET
+  gpu-prepare
+          build the GPU check's bundle under target/gpu-check/ (release test binaries, the check
+          binary, libovstage.so, rows.ptx, gpu-check.sh); run it on a GPU machine with
+          `bash target/gpu-check/gpu-check.sh OUTDIR`";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
@@ -142,6 +147,7 @@ fn test() -> Result<(), String> {
     step_fn("check-snippets", check_snippets)?;
     step_fn("conformance scenarios against their snapshots", conformance::check)?;
     step_fn("benchmark workloads, once each at tiny sizes", bench::smoke)?;
+    step_fn("gpu-prepare: the GPU check's bundle builds", gpu::prepare)?;
     asan::unit_tests()?;
     step_fn("C examples and dlopen test under ASan", asan::c_programs)?;
     step_fn(&format!("fuzz targets, {}s each", fuzz::CI_SECONDS), fuzz::smoke)?;
@@ -171,6 +177,7 @@ fn main() -> ExitCode {
         Some("dist-test") => dist::test(),
         Some("asan") => asan::run(),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("gpu-prepare") => gpu::prepare(),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
