@@ -14,7 +14,10 @@
 //!   file back;
 //! - `xtask/ctests/runtime.c` (the inline helpers, and a write/read round
 //!   trip through the library) is linked against `target/debug/libovstage.so`
-//!   and run, with `xtask/ctests/fake_cuda.c` as its CUDA driver.
+//!   and run, with `xtask/ctests/fake_cuda.c` as its CUDA driver;
+//! - `xtask/ctests/cuda_staging.c` (writes from CUDA tensors, `cuda_sync`
+//!   capture) against `xtask/ctests/fake_cuda_host.c`, a driver whose device
+//!   memory is host memory.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -308,6 +311,17 @@ fn runtime_check(dir: &Path) -> Result<(), String> {
     let fake_source = crate::root().join("xtask/ctests/fake_cuda.c");
     compile("gcc", C_FLAGS, &fake_source, &["-shared", "-fPIC"], &fake)?;
     let out = run("runtime.c", Command::new(&exe).env("OVSTAGE_LIBCUDA", &fake))?;
+    for line in out.lines() {
+        println!("    {line}");
+    }
+    // Writes from CUDA tensors end to end, against a driver whose device
+    // memory is host memory.
+    let host_fake = dir.join("libfake_cuda_host.so.1");
+    compile("gcc", C_FLAGS, &crate::root().join("xtask/ctests/fake_cuda_host.c"), &["-shared", "-fPIC"], &host_fake)?;
+    let staging = dir.join("cuda_staging");
+    let source = crate::root().join("xtask/ctests/cuda_staging.c");
+    compile("gcc", C_FLAGS, &source, &["-L", &lib, "-lovstage", &rpath], &staging)?;
+    let out = run("cuda_staging.c", Command::new(&staging).env("OVSTAGE_LIBCUDA", &host_fake))?;
     for line in out.lines() {
         println!("    {line}");
     }

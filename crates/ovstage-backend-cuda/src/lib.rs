@@ -7,6 +7,7 @@
 //! `cuInit`; a machine without a driver loads the library all the same.
 
 pub mod kernels;
+pub mod staging;
 
 #[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
 pub mod driver;

@@ -34,16 +34,24 @@ pub fn dl_device(device: Device) -> DLDevice {
     }
 }
 
-/// The one place an input on a device this build cannot read is refused:
-/// `Ok` for memory the host reads in place. CUDA memory (`kDLCUDA`, and
-/// `kDLCUDAManaged`, which only exists with a driver) first asks the CUDA
-/// backend whether its device is there, which opens the driver the first
-/// time (only a process that hands ovstage CUDA memory ever does): without
-/// the device the tensor names an invalid device (`INVALID_ARGUMENT`, as the
-/// reference answers on a machine without a GPU); with it, device writes
-/// are `NOT_SUPPORTED` (not implemented yet) and managed memory is read on
-/// the host.
-pub(crate) fn require_host(d: DLDevice, what: impl std::fmt::Display) -> Result<()> {
+/// Where an input tensor's bytes are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Residency {
+    /// Memory the host reads in place.
+    Host,
+    /// Memory of CUDA device `n`, brought to the host at enqueue.
+    Cuda(u32),
+}
+
+/// The one place an input's device is decided: host memory is read in
+/// place; CUDA memory (`kDLCUDA`, and `kDLCUDAManaged`, which only exists
+/// with a driver) first asks the CUDA backend whether its device is there,
+/// which opens the driver the first time (only a process that hands ovstage
+/// CUDA memory ever does). Without the device the tensor names an invalid
+/// device (`INVALID_ARGUMENT`, as the reference answers on a machine without
+/// a GPU); with it, device memory is staged to the host and managed memory
+/// is read on the host.
+pub(crate) fn residency(d: DLDevice, what: impl std::fmt::Display) -> Result<Residency> {
     let cuda = d.device_type.0 == CUDA || d.device_type.0 == CUDA_MANAGED;
     if cuda && let Err(e) = u32::try_from(d.device_id).map_err(|_| None).and_then(|id| probe(id).map_err(Some)) {
         return Err(Error::invalid_argument(match e {
@@ -52,14 +60,11 @@ pub(crate) fn require_host(d: DLDevice, what: impl std::fmt::Display) -> Result<
         }));
     }
     match from_dl_device(d) {
-        Some(Device::Host) => Ok(()),
-        _ if d.device_type.0 == CUDA => Err(Error::not_supported(format!(
-            "{what}: writes from CUDA device memory are not implemented yet (CUDA device {} is there; \
-             copy the tensor to host memory, kDLCPU or kDLCUDAHost, and write that)",
-            d.device_id
-        ))),
-        _ => Err(Error::not_supported(format!(
-            "{what}: device type {} is not supported (host memory: kDLCPU, kDLCUDAHost or kDLCUDAManaged)",
+        Some(Device::Host) => Ok(Residency::Host),
+        Some(Device::Cuda(n)) => Ok(Residency::Cuda(n)),
+        None => Err(Error::not_supported(format!(
+            "{what}: device type {} is not supported (host memory: kDLCPU, kDLCUDAHost or kDLCUDAManaged; \
+             CUDA memory: kDLCUDA)",
             d.device_type.0
         ))),
     }
@@ -94,13 +99,14 @@ mod tests {
     }
 
     #[test]
-    fn only_host_memory_is_imported() {
-        assert!(require_host(dl(CPU, 0), "t").is_ok());
-        assert!(require_host(dl(CUDA_HOST, 0), "t").is_ok());
-        let cuda = require_host(dl(CUDA, 0), "t").unwrap_err();
-        let managed = require_host(dl(CUDA_MANAGED, 0), "t");
+    fn inputs_are_host_memory_or_a_cuda_device_that_is_there() {
+        assert_eq!(residency(dl(CPU, 0), "t"), Ok(Residency::Host));
+        assert_eq!(residency(dl(CUDA_HOST, 0), "t"), Ok(Residency::Host));
+        let cuda = residency(dl(CUDA, 0), "t");
+        let managed = residency(dl(CUDA_MANAGED, 0), "t");
         match probe(0) {
             Err(no_device) => {
+                let cuda = cuda.unwrap_err();
                 assert_eq!(cuda.status(), ovstage_types::Status::InvalidArgument);
                 assert_eq!(cuda.to_string(), format!("t: the tensor is on CUDA device 0, but {no_device}"));
                 let managed = managed.unwrap_err();
@@ -108,18 +114,17 @@ mod tests {
                 assert_eq!(managed.to_string(), cuda.to_string());
             }
             Ok(()) => {
-                assert_eq!(cuda.status(), ovstage_types::Status::NotSupported);
-                assert!(cuda.to_string().contains("writes from CUDA device memory are not implemented yet"), "{cuda}");
-                assert!(managed.is_ok(), "managed memory is read on the host");
+                assert_eq!(cuda, Ok(Residency::Cuda(0)));
+                assert_eq!(managed, Ok(Residency::Host), "managed memory is read on the host");
             }
         }
-        let bad_id = require_host(dl(CUDA, -4), "t").unwrap_err();
+        let bad_id = residency(dl(CUDA, -4), "t").unwrap_err();
         assert_eq!(bad_id.status(), ovstage_types::Status::InvalidArgument);
         assert_eq!(bad_id.to_string(), "t: CUDA device id -4 is negative");
-        let other = require_host(dl(4, 0), "t").unwrap_err();
+        let other = residency(dl(4, 0), "t").unwrap_err();
         assert_eq!(
             other.to_string(),
-            "t: device type 4 is not supported (host memory: kDLCPU, kDLCUDAHost or kDLCUDAManaged)"
+            "t: device type 4 is not supported (host memory: kDLCPU, kDLCUDAHost or kDLCUDAManaged; CUDA memory: kDLCUDA)"
         );
     }
 }

@@ -23,7 +23,8 @@ use ovstage_abi::dlpack::{DLManagedTensor, DLManagedTensorVersioned, DLTensor};
 use ovstage_types::{DType, DTypeCode, Error, Result, Status};
 use smallvec::SmallVec;
 
-use crate::device::require_host;
+use crate::device::{Residency, residency};
+pub use ovstage_backend_cuda::staging::CudaSync;
 
 /// More dimensions than any attribute payload has.
 pub const MAX_NDIM: i32 = 16;
@@ -192,9 +193,12 @@ impl HostBytes for Payload {
 }
 
 /// A validated host tensor descriptor: where its first element is, its
-/// element type and shape, and whether its elements are packed.
+/// element type and shape, and whether its elements are packed. A CUDA
+/// tensor's bytes have been staged into `staged`, which `first` points into.
 struct Checked {
     first: *const u8,
+    /// The host copy of a CUDA tensor's bytes (its whole extent).
+    staged: Option<Vec<u8>>,
     dtype: DType,
     /// `shape[..ndim]` is the shape.
     dims: [u64; MAX_NDIM as usize],
@@ -266,12 +270,21 @@ unsafe fn shape_of<'a>(ptr: *const i64, ndim: usize, what: impl Display) -> Resu
     Ok(unsafe { std::slice::from_raw_parts(ptr, ndim) })
 }
 
-/// Checks a tensor descriptor; `what` names it in errors.
+/// Checks a tensor descriptor; `what` names it in errors. A CUDA tensor's
+/// bytes are staged to the host here, after the work `sync` names (see
+/// `ovstage_backend_cuda::staging`); `sync` on a host tensor is refused.
 ///
 /// # Safety
-/// `t.shape` and `t.strides`, when not NULL, have `t.ndim` readable entries.
-unsafe fn check(t: &DLTensor, what: impl Display + Copy) -> Result<Checked> {
-    require_host(t.device, what)?;
+/// `t.shape` and `t.strides`, when not NULL, have `t.ndim` readable entries;
+/// a CUDA tensor's extent is readable on its device, and `sync`'s handles
+/// are live.
+unsafe fn check(t: &DLTensor, sync: CudaSync, what: impl Display + Copy) -> Result<Checked> {
+    let place = residency(t.device, what)?;
+    if place == Residency::Host && sync.is_set() {
+        return Err(Error::not_supported(format!(
+            "{what}: cuda_sync is set, but the tensor is host memory: cuda_sync is only honoured for CUDA tensors"
+        )));
+    }
     let code = DTypeCode::from_raw(t.dtype.code).ok_or_else(|| {
         Error::invalid_argument(format!("{what}: dtype code {} is not a DLPack type code", t.dtype.code))
     })?;
@@ -301,6 +314,9 @@ unsafe fn check(t: &DLTensor, what: impl Display + Copy) -> Result<Checked> {
         .filter(|b| *b <= isize::MAX as u64)
         .and_then(|b| usize::try_from(b).ok())
         .ok_or_else(|| Error::invalid_argument(format!("{what}: shape {:?} is too large", &dims[..ndim])))?;
+    // The byte extent the tensor's elements span around its first element
+    // (compact: exactly its bytes).
+    let mut extent = (0i64, bytes as i64);
     let strided = if t.strides.is_null() || bytes == 0 {
         false
     } else {
@@ -308,7 +324,7 @@ unsafe fn check(t: &DLTensor, what: impl Display + Copy) -> Result<Checked> {
         let strides = unsafe { std::slice::from_raw_parts(t.strides, ndim) };
         let compact = row_major(dims[..ndim].iter().copied(), strides);
         if !compact {
-            check_extent(&dims[..ndim], strides, element, what)?;
+            extent = check_extent(&dims[..ndim], strides, element, what)?;
         }
         !compact
     };
@@ -316,7 +332,42 @@ unsafe fn check(t: &DLTensor, what: impl Display + Copy) -> Result<Checked> {
         return Err(Error::invalid_argument(format!("{what}: data is NULL but the tensor holds {bytes} bytes")));
     }
     let first = (t.data as *const u8).wrapping_add(t.byte_offset as usize);
-    Ok(Checked { first, dtype, dims, ndim, strided, bytes })
+    let mut c = Checked { first, staged: None, dtype, dims, ndim, strided, bytes };
+    if let Residency::Cuda(device) = place {
+        // SAFETY: forwarded.
+        unsafe { stage(&mut c, device, extent, sync, what) }?;
+    }
+    Ok(c)
+}
+
+/// Copies a CUDA tensor's byte extent (`extent` around its first element)
+/// into a host buffer allocated fallibly, and points `c` at it.
+///
+/// # Safety
+/// As for [`check`].
+unsafe fn stage(
+    c: &mut Checked,
+    device: u32,
+    extent: (i64, i64),
+    sync: CudaSync,
+    what: impl Display + Copy,
+) -> Result<()> {
+    let len = (extent.1 - extent.0) as usize;
+    let mut host = Vec::new();
+    host.try_reserve_exact(len).map_err(|_| {
+        Error::new(Status::OutOfMemory, format!("{what}: could not allocate {len} bytes to copy the CUDA tensor into"))
+    })?;
+    host.resize(len, 0);
+    let src = (c.first as u64).wrapping_add_signed(extent.0);
+    // SAFETY: the extent is the tensor's, readable on its device per the
+    // caller, and `host` holds `len` bytes.
+    unsafe { ovstage_backend_cuda::staging::stage(device, src, &mut host, sync) }.map_err(|e| {
+        let status = if e.is_out_of_memory() { Status::OutOfMemory } else { Status::InvalidArgument };
+        Error::new(status, format!("{what}: copying {len} bytes from CUDA device {device} failed: {e}"))
+    })?;
+    c.first = host.as_ptr().wrapping_offset(-extent.0 as isize);
+    c.staged = Some(host);
+    Ok(())
 }
 
 /// Whether `strides` (in elements) are the compact row-major ones for the
@@ -333,11 +384,12 @@ pub fn row_major(dims: impl DoubleEndedIterator<Item = u64> + ExactSizeIterator,
 }
 
 /// Checks that the byte offsets a strided tensor's shape and strides
-/// address, relative to its first element, are representable: the lowest
+/// address, relative to its first element, are representable, and returns
+/// them as a byte range around the first element: the lowest
 /// (every negative stride at its last index) and the highest (every
 /// positive one) fit in an `isize`. Every offset `gather` computes lies
 /// between them.
-fn check_extent(dims: &[u64], strides: &[i64], element: usize, what: impl Display) -> Result<()> {
+fn check_extent(dims: &[u64], strides: &[i64], element: usize, what: impl Display) -> Result<(i64, i64)> {
     let (mut low, mut high) = (0i64, 0i64);
     for (d, s) in dims.iter().zip(strides) {
         let reach = i64::try_from(d.saturating_sub(1)).ok().and_then(|last| last.checked_mul(*s));
@@ -353,14 +405,15 @@ fn check_extent(dims: &[u64], strides: &[i64], element: usize, what: impl Displa
         }
     }
     let element = element as i64;
-    if low.checked_mul(element).and_then(|l| isize::try_from(l).ok()).is_none()
-        || high.checked_add(1).and_then(|h| h.checked_mul(element)).and_then(|h| isize::try_from(h).ok()).is_none()
-    {
-        return Err(Error::invalid_argument(format!(
+    let bytes = low
+        .checked_mul(element)
+        .filter(|l| isize::try_from(*l).is_ok())
+        .zip(high.checked_add(1).and_then(|h| h.checked_mul(element)).filter(|h| isize::try_from(*h).is_ok()));
+    bytes.ok_or_else(|| {
+        Error::invalid_argument(format!(
             "{what}: shape {dims:?} with strides {strides:?} addresses bytes beyond the address space"
-        )));
-    }
-    Ok(())
+        ))
+    })
 }
 
 /// Copies a strided tensor's elements into row-major order, into a buffer
@@ -432,14 +485,20 @@ pub unsafe fn tensor(
     t: &DLTensor,
     owner: Option<&Arc<Managed>>,
     bound: &dyn Fn() -> RowBound,
+    sync: CudaSync,
     what: impl Display + Copy,
 ) -> Result<Tensor> {
     // SAFETY: forwarded.
-    let mut c = unsafe { check(t, what) }?;
+    let mut c = unsafe { check(t, sync, what) }?;
     if c.strided {
-        // SAFETY: forwarded; `check` saw non-NULL strides.
+        // SAFETY: forwarded; `check` saw non-NULL strides (of a staged
+        // tensor: relative to its host copy, which `c` holds).
         let bytes = unsafe { gather_checked(&mut c, t.strides, bound(), what) }?;
         return Tensor::new(bytes, c.dtype, c.shape());
+    }
+    if let Some(staged) = c.staged.take() {
+        // Compact: the host copy is exactly the tensor's bytes.
+        return Tensor::new(staged, c.dtype, c.shape());
     }
     Tensor::new(Payload { ptr: c.first, len: c.bytes, _owner: owner.cloned() }, c.dtype, c.shape())
 }
@@ -546,13 +605,14 @@ impl<'a> Inputs<'a> {
 pub unsafe fn tensors(
     inputs: Inputs<'_>,
     bound: &dyn Fn() -> RowBound,
+    sync: CudaSync,
     what: &dyn Display,
 ) -> Result<SmallVec<[Tensor; 1]>> {
     (0..inputs.len())
         .map(|i| {
             let (t, owner, name) = inputs.get(i, what);
             // SAFETY: forwarded.
-            unsafe { tensor(t, owner, bound, name) }
+            unsafe { tensor(t, owner, bound, sync, name) }
         })
         .collect()
 }
@@ -562,7 +622,12 @@ pub unsafe fn tensors(
 ///
 /// # Safety
 /// As for [`tensor`].
-pub unsafe fn array_rows(inputs: Inputs<'_>, owners: Vec<Arc<Managed>>, what: &dyn Display) -> Result<ArrayRows> {
+pub unsafe fn array_rows(
+    inputs: Inputs<'_>,
+    owners: Vec<Arc<Managed>>,
+    sync: CudaSync,
+    what: &dyn Display,
+) -> Result<ArrayRows> {
     let n = inputs.len();
     let mut rows = ArrayRows::builder(n);
     let mut spans = Vec::with_capacity(n);
@@ -577,12 +642,17 @@ pub unsafe fn array_rows(inputs: Inputs<'_>, owners: Vec<Arc<Managed>>, what: &d
             continue;
         }
         // SAFETY: forwarded.
-        let mut c = unsafe { check(t, name) }?;
+        let mut c = unsafe { check(t, sync, name) }?;
         if c.strided {
             // SAFETY: forwarded; `check` saw non-NULL strides.
             let copy = unsafe { gather_checked(&mut c, t.strides, RowBound::Any, name) }?;
             spans.push((copy.as_ptr(), copy.len()));
             gathered.push(copy);
+            like = None;
+        } else if let Some(staged) = c.staged.take() {
+            // A CUDA row's host copy (its pointer stays put when moved).
+            spans.push((staged.as_ptr(), staged.len()));
+            gathered.push(staged);
             like = None;
         } else {
             spans.push((c.first, c.bytes));

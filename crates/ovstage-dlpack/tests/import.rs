@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ovstage::DType;
 use ovstage_dlpack::dlpack::{DLDataType, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLTensor};
-use ovstage_dlpack::import::{self, Inputs, Managed, RowBound, Takeover};
+use ovstage_dlpack::import::{self, CudaSync, Inputs, Managed, RowBound, Takeover};
 use ovstage_types::Status;
 
 fn tensor(data: &[f32], shape: &mut [i64], strides: Option<&mut [i64]>) -> DLTensor {
@@ -65,7 +65,7 @@ fn managed_tensors_stay_alive_while_a_stage_tensor_reads_them() {
     let owner = Arc::new(unsafe { Managed::from_versioned(p.cast_mut()) }.unwrap());
     let data = owner.tensor().data.cast_const().cast::<u8>();
     // SAFETY: the descriptor is valid while `owner` lives.
-    let t = unsafe { import::tensor(owner.tensor(), Some(&owner), &|| RowBound::Any, "t") }.unwrap();
+    let t = unsafe { import::tensor(owner.tensor(), Some(&owner), &|| RowBound::Any, CudaSync::NONE, "t") }.unwrap();
     drop(owner);
     assert_eq!(CALLS.load(Ordering::SeqCst), 0, "the stage tensor holds the owner");
     assert_eq!(t.bytes().as_ptr(), data, "read in place");
@@ -112,20 +112,20 @@ fn strided_tensors_are_gathered_within_their_bound() {
     let (mut shape, mut strides) = ([3i64, 1], [2i64, 1]);
     let t = tensor(&values, &mut shape, Some(&mut strides));
     // SAFETY: every addressed element is in `values`.
-    let out = unsafe { import::tensor(&t, None, &|| RowBound::Any, "t") }.unwrap();
+    let out = unsafe { import::tensor(&t, None, &|| RowBound::Any, CudaSync::NONE, "t") }.unwrap();
     assert_eq!(out.bytes(), bytemuck_f32(&[0., 2., 4.]));
     assert_eq!((out.dtype(), out.shape()), (DType::F32, &[3u64, 1][..]));
     // SAFETY: as above.
-    let used = unsafe { import::tensor(&t, None, &|| RowBound::Used(2), "t") }.unwrap();
+    let used = unsafe { import::tensor(&t, None, &|| RowBound::Used(2), CudaSync::NONE, "t") }.unwrap();
     assert_eq!(used.bytes(), bytemuck_f32(&[0., 2.]), "rows past the index map's reach are not copied");
     // SAFETY: as above.
-    let e = unsafe { import::tensor(&t, None, &|| RowBound::Prims(2), "t") }.unwrap_err();
+    let e = unsafe { import::tensor(&t, None, &|| RowBound::Prims(2), CudaSync::NONE, "t") }.unwrap_err();
     assert!(e.to_string().contains("has 3 rows but the write addresses at most 2 prims"), "{e}");
     // Negative strides: reversed.
     let (mut shape, mut strides) = ([3i64], [-1i64]);
     let t = DLTensor { byte_offset: 8, ..tensor(&values, &mut shape, Some(&mut strides)) };
     // SAFETY: elements 2, 1, 0 of `values`.
-    let out = unsafe { import::tensor(&t, None, &|| RowBound::Any, "t") }.unwrap();
+    let out = unsafe { import::tensor(&t, None, &|| RowBound::Any, CudaSync::NONE, "t") }.unwrap();
     assert_eq!(out.bytes(), bytemuck_f32(&[2., 1., 0.]));
 }
 
@@ -135,11 +135,13 @@ fn descriptors_are_checked_before_use() {
     let check = |t: DLTensor| {
         // SAFETY: the descriptors' arrays are valid; none is read past
         // what its checks allow.
-        unsafe { import::tensors(Inputs::Client(&[t]), &|| RowBound::Any, &"w") }.unwrap_err()
+        unsafe { import::tensors(Inputs::Client(&[t]), &|| RowBound::Any, CudaSync::NONE, &"w") }.unwrap_err()
     };
     let mut shape = [4i64];
+    // (With a driver, 0x10 is a device address it refuses to copy from.)
     let cuda = DLTensor {
         device: DLDevice { device_type: DLDeviceType(2), device_id: 0 },
+        data: 0x10 as *mut std::ffi::c_void,
         ..tensor(&values, &mut shape, None)
     };
     let e = check(cuda);
@@ -149,9 +151,7 @@ fn descriptors_are_checked_before_use() {
         Err(no_device) => {
             (Status::InvalidArgument, format!("w: tensors[0]: the tensor is on CUDA device 0, but {no_device}"))
         }
-        Ok(()) => {
-            (Status::NotSupported, "w: tensors[0]: writes from CUDA device memory are not implemented yet".into())
-        }
+        Ok(()) => (Status::InvalidArgument, "w: tensors[0]: copying 16 bytes from CUDA device 0 failed".into()),
     };
     assert_eq!(e.status(), expected.0);
     assert!(e.to_string().starts_with(&expected.1), "{e}");
@@ -176,7 +176,12 @@ fn descriptors_are_checked_before_use() {
     let (mut shape, mut strides) = ([1i64 << 44], [0i64]);
     // SAFETY: every element is `byte[0]`.
     let e = unsafe {
-        import::array_rows(Inputs::Client(&[tensor(&byte, &mut shape, Some(&mut strides))]), Vec::new(), &"w")
+        import::array_rows(
+            Inputs::Client(&[tensor(&byte, &mut shape, Some(&mut strides))]),
+            Vec::new(),
+            CudaSync::NONE,
+            &"w",
+        )
     }
     .unwrap_err();
     assert_eq!(e.status(), Status::OutOfMemory);

@@ -9,7 +9,7 @@ use std::fmt::Display;
 
 use smallvec::SmallVec;
 
-use ovstage_dlpack::import::{self, Inputs, Managed, RowBound, Takeover};
+use ovstage_dlpack::import::{self, CudaSync, Inputs, Managed, RowBound, Takeover};
 use ovstage_types::{AttributeMode, Error, Result, Semantic, Status};
 use stage::{Selection, WriteData};
 
@@ -77,11 +77,8 @@ pub(crate) unsafe fn write_data(
         (false, true) => Inputs::Client(unsafe { std::slice::from_raw_parts(d.tensors, n) }),
         (true, false) => Inputs::Managed(&managed),
     };
-    if d.cuda_sync.stream != 0 || d.cuda_sync.wait_event != 0 {
-        return Err(Error::not_supported(format!(
-            "{what}: cuda_sync is set, but CUDA synchronization needs the CUDA backend, which this build does not include"
-        )));
-    }
+    // Honoured by each CUDA tensor's copy at enqueue; refused on host ones.
+    let sync = CudaSync { stream: d.cuda_sync.stream, wait_event: d.cuda_sync.wait_event };
     let semantic = Semantic::from_raw(d.semantic.0)
         .ok_or_else(|| Error::invalid_argument(format!("{what}: semantic {} is not a contract value", d.semantic.0)))?;
     let mode = AttributeMode::from_raw(d.attribute_mode.0).ok_or_else(|| {
@@ -100,10 +97,10 @@ pub(crate) unsafe fn write_data(
     let data = if d.is_array.get() && n > 1 {
         let owners = if let Inputs::Managed(_) = inputs { managed.clone() } else { Vec::new() };
         // SAFETY: forwarded.
-        WriteData::array_row_set(unsafe { import::array_rows(inputs, owners, what) }?)
+        WriteData::array_row_set(unsafe { import::array_rows(inputs, owners, sync, what) }?)
     } else {
         // SAFETY: forwarded.
-        let mut tensors = unsafe { import::tensors(inputs, &bound, what) }?;
+        let mut tensors = unsafe { import::tensors(inputs, &bound, sync, what) }?;
         if d.is_array.get() {
             WriteData::array_packed(tensors.pop().expect("one"))
         } else if tensors.len() != 1 {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use ovstage::{DType, DTypeCode, Error, HostBytes, Tensor};
+use ovstage_dlpack::import::CudaSync;
 use ovstage_dlpack::{Managed, RowBound};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -200,7 +201,9 @@ fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<Tensor, Error
 pub(crate) fn managed_tensor(managed: Arc<Managed>) -> Result<Tensor, Error> {
     // SAFETY: the managed tensor is valid while `managed` lives; the stage
     // tensor holds a clone of it.
-    unsafe { ovstage_dlpack::import::tensor(managed.tensor(), Some(&managed), &|| RowBound::Any, "tensors") }
+    unsafe {
+        ovstage_dlpack::import::tensor(managed.tensor(), Some(&managed), &|| RowBound::Any, CudaSync::NONE, "tensors")
+    }
 }
 
 /// The `tensors=` argument as a list of tensors (one inline: the usual

@@ -125,11 +125,15 @@ fn bad_tensors_are_rejected_with_the_reason() {
     let mut t = good;
     t.device.device_type = crate::abi::dlpack::DLDeviceType(2);
     // Without a driver (or device 0) the tensor names a device that is not
-    // there, as the reference answers; with one, device writes are not
-    // implemented yet.
+    // there, as the reference answers; with one, its bytes are copied to the
+    // host at enqueue (xtask/ctests/cuda_staging.c runs that end to end).
     match ovstage_backend_cuda::probe_device(0) {
         Err(_) => check(t, INVALID_ARGUMENT, "is on CUDA device 0, but this machine has no usable CUDA driver"),
-        Ok(()) => check(t, NOT_SUPPORTED, "writes from CUDA device memory are not implemented yet"),
+        Ok(()) => {
+            // A device address the driver refuses to copy from.
+            t.data = 0x10 as *mut std::ffi::c_void;
+            check(t, INVALID_ARGUMENT, "copying 8 bytes from CUDA device 0 failed");
+        }
     }
     t.device.device_id = 7;
     if ovstage_backend_cuda::probe_device(7).is_err() {
