@@ -25,7 +25,10 @@ const MAX_BYTES: u64 = 48 << 20;
 /// Tests of a binary the bundle runs, when not all of them: (binary name,
 /// libtest filter). The C ABI's other tests need the source tree (insta
 /// snapshots) and say nothing about the GPU.
-const FILTERS: &[(&str, &str)] = &[("ovstage-cdylib", "tensors::bad_tensors_are_rejected_with_the_reason")];
+const FILTERS: &[(&str, &[&str])] = &[(
+    "ovstage-cdylib",
+    &["tensors::bad_tensors_are_rejected_with_the_reason", "tensors::cuda_writes_read_back_equal_to_host_writes"],
+)];
 
 /// One executable cargo built: the bundle's name for it, and its path.
 fn executables(root: &Path) -> Result<Vec<(String, PathBuf)>, String> {
@@ -111,12 +114,13 @@ pub(crate) fn prepare() -> Result<(), String> {
     if !check || tests == 0 {
         return Err(format!("the build gave {tests} test binaries and no check binary: is the cuda feature gone?"));
     }
-    for (binary, filter) in FILTERS {
+    for (binary, filters) in FILTERS {
         let name = format!("{binary}.test");
         if !bundle.join("bin").join(&name).exists() {
             return Err(format!("{name}, which {BUNDLE}/filters/ names, was not built"));
         }
-        fs::write(bundle.join("filters").join(binary), format!("{filter}\n")).map_err(|e| e.to_string())?;
+        let lines: String = filters.iter().map(|f| format!("{f}\n")).collect();
+        fs::write(bundle.join("filters").join(binary), lines).map_err(|e| e.to_string())?;
     }
     let lib = root.join("target/release/libovstage.so");
     copy(&lib, &bundle.join("lib/libovstage.so"))?;

@@ -15,6 +15,10 @@ pub mod driver;
 #[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
 pub mod gpu;
 
+/// cust, for tests and tools that need device memory of their own.
+#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+pub use cust;
+
 /// Why CUDA device memory cannot be used here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NoDevice {

@@ -410,3 +410,50 @@ fn managed_array_rows_are_released_once_each() {
     drop(i);
     assert_eq!(WRITTEN.load(Ordering::SeqCst), 3, "each row released once the stage no longer reads it");
 }
+
+/// Writes from real CUDA memory (device 0) read back equal to the same
+/// writes from host memory: all prims, an index map and, with `cuda_sync`
+/// naming the legacy stream, a packed array. Prints SKIP without a GPU (the
+/// GPU check's bundle runs it where there is one).
+#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+#[test]
+fn cuda_writes_read_back_equal_to_host_writes() {
+    use ovstage_backend_cuda::cust::memory::DeviceBuffer;
+    let _g = shared();
+    let gpu = match ovstage_backend_cuda::gpu::Gpu::new(0) {
+        Ok(g) => g,
+        Err(e) => {
+            println!("SKIP cuda_writes_read_back_equal_to_host_writes: {e}");
+            return;
+        }
+    };
+    let i = Inst::new();
+    let q = i.query(&["/A", "/B", "/C"]);
+    let values = [1f32, 2., 3., 4., 5., 6.];
+    let on_device = DeviceBuffer::from_slice(&values).expect("device memory");
+    gpu.synchronize().expect("synchronize");
+    let mut shape = [3i64, 2];
+    let host = f32_tensor(&values, &mut shape, 1);
+    let mut device = host;
+    device.data = on_device.as_device_ptr().as_raw() as *mut std::ffi::c_void;
+    device.device = DLDevice { device_type: crate::abi::dlpack::DLDeviceType(2), device_id: 0 };
+    i.done(write(&i, q, "h", 1, write_data(&host)));
+    i.done(write(&i, q, "d", 1, write_data(&device)));
+    let map = [2u32, 0];
+    for (name, t) in [("h", &host), ("d", &device)] {
+        let mapped = ovstage_write_data_t { index_map: map.as_ptr(), count: 2, ..write_data(t) };
+        i.done(write(&i, q, name, 2, mapped));
+    }
+    let mut flat = [6i64];
+    let host_flat = f32_tensor(&values, &mut flat, 1);
+    let device_flat = DLTensor { data: device.data, device: device.device, ..host_flat };
+    for (name, t) in [("ha", &host_flat), ("da", &device_flat)] {
+        let sync = if name == "da" { ovstage_cuda_sync_t { stream: 1, wait_event: 0 } } else { Default::default() };
+        let packed = ovstage_write_data_t { is_array: CBool::TRUE, cuda_sync: sync, ..write_data(t) };
+        i.done(write(&i, q, name, 1, packed));
+    }
+    i.seal(2);
+    let read = |name: &str| i.read_f32(q, &[name], LATEST).unwrap().into_iter().map(|g| g.rows).collect::<Vec<_>>();
+    assert_eq!(read("d"), read("h"));
+    assert_eq!(read("da"), read("ha"));
+}
