@@ -3,8 +3,8 @@
 //! cust calls the driver's C entry points (`cuInit`, `cuMemcpyDtoH_v2`, ...)
 //! by name. Instead of linking `libcuda.so.1`, which a machine without an
 //! NVIDIA driver does not have, this module defines every one of those names
-//! itself ([`entries`], generated from cust_raw's bindings by `cargo xtask
-//! codegen`): each is a hidden trampoline that jumps through [`TABLE`].
+//! itself (`entries.rs`, generated from cust_raw's bindings by `cargo xtask
+//! codegen`): each is a hidden trampoline that jumps through a table.
 //! The table starts empty; the first call of any entry lands in a resolver
 //! that opens the driver once per process (`dlopen`), fills the whole table
 //! and continues into the real function with the caller's arguments intact.
