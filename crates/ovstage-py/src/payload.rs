@@ -197,13 +197,15 @@ fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<Tensor, Error
 }
 
 /// A managed (DLPack producer's) tensor as a stage tensor, zero-copy when
-/// compact.
+/// compact. A CUDA tensor is copied to the host after the legacy default
+/// stream's work: `__dlpack__()` asked without a stream makes the
+/// producer's work visible there (the DLPack protocol), so the copy sees it.
 pub(crate) fn managed_tensor(managed: Arc<Managed>) -> Result<Tensor, Error> {
+    let cuda = managed.tensor().device.device_type.0 == ovstage_dlpack::device::CUDA;
+    let sync = if cuda { CudaSync { stream: 1, wait_event: 0 } } else { CudaSync::NONE };
     // SAFETY: the managed tensor is valid while `managed` lives; the stage
     // tensor holds a clone of it.
-    unsafe {
-        ovstage_dlpack::import::tensor(managed.tensor(), Some(&managed), &|| RowBound::Any, CudaSync::NONE, "tensors")
-    }
+    unsafe { ovstage_dlpack::import::tensor(managed.tensor(), Some(&managed), &|| RowBound::Any, sync, "tensors") }
 }
 
 /// The `tensors=` argument as a list of tensors (one inline: the usual
