@@ -17,28 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int checks;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        ++checks;                                                                     \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
-
-#define CHECK_STATUS(expr, expected)                                                              \
-    do {                                                                                          \
-        ovstage_api_status_t status_ = (expr);                                                    \
-        ++checks;                                                                                 \
-        if (status_ != (expected)) {                                                              \
-            ovx_string_t error_ = ovstage_get_last_error();                                       \
-            fprintf(stderr, "%s:%d: %s gave %d, not %d (%.*s)\n", __FILE__, __LINE__, #expr,      \
-                    (int)status_, (int)(expected), (int)error_.length, error_.ptr ? error_.ptr : ""); \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
+#include "check.h"
 
 static void strings(void)
 {

@@ -203,21 +203,9 @@ impl Gpu {
         src_stride: u64,
         dst_stride: u64,
     ) -> Result<(), GpuError> {
-        let b = unit.bytes();
+        let strides = (src_stride, dst_stride);
         // SAFETY: forwarded.
-        unsafe {
-            self.rows(Kernel::GatherRows, unit, rows, units_per_row, 1, |first, n| {
-                vec![
-                    Arg::U64(dst + first * dst_stride * b),
-                    Arg::U64(src),
-                    Arg::U64(idx + first * 8),
-                    Arg::U32(n),
-                    Arg::U32(units_per_row),
-                    Arg::U64(src_stride),
-                    Arg::U64(dst_stride),
-                ]
-            })
-        }
+        unsafe { self.indexed(Kernel::GatherRows, unit, dst, src, idx, rows, units_per_row, strides) }
     }
 
     /// `scatter_rows`: dst row `idx[i]` ← src row i, for i < `rows`.
@@ -236,13 +224,39 @@ impl Gpu {
         src_stride: u64,
         dst_stride: u64,
     ) -> Result<(), GpuError> {
+        let strides = (src_stride, dst_stride);
+        // SAFETY: forwarded.
+        unsafe { self.indexed(Kernel::ScatterRows, unit, dst, src, idx, rows, units_per_row, strides) }
+    }
+
+    /// A gather or scatter: each launch starts at its first row of `idx`
+    /// and of the side whose rows follow `idx`'s order (dst for a gather,
+    /// src for a scatter); the other side is addressed through `idx`.
+    ///
+    /// # Safety
+    /// As for [`Gpu::gather_rows`].
+    #[allow(clippy::too_many_arguments)] // the kernels' parameters
+    unsafe fn indexed(
+        &self,
+        kernel: Kernel,
+        unit: Unit,
+        dst: u64,
+        src: u64,
+        idx: u64,
+        rows: u64,
+        units_per_row: u32,
+        (src_stride, dst_stride): (u64, u64),
+    ) -> Result<(), GpuError> {
         let b = unit.bytes();
+        let gather = kernel == Kernel::GatherRows;
         // SAFETY: forwarded.
         unsafe {
-            self.rows(Kernel::ScatterRows, unit, rows, units_per_row, 1, |first, n| {
+            self.rows(kernel, unit, rows, units_per_row, 1, |first, n| {
+                let (dst, src) =
+                    if gather { (dst + first * dst_stride * b, src) } else { (dst, src + first * src_stride * b) };
                 vec![
                     Arg::U64(dst),
-                    Arg::U64(src + first * src_stride * b),
+                    Arg::U64(src),
                     Arg::U64(idx + first * 8),
                     Arg::U32(n),
                     Arg::U32(units_per_row),
