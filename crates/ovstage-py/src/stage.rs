@@ -287,7 +287,7 @@ fn placement_check(placement: Option<&Bound<'_, PyAny>>) -> PyResult<Result<(), 
     Ok(match dt {
         0 | 1 => Ok(()),
         _ => Err(Error::invalid_argument(format!(
-            "placement on device type {dt}: this build of ovstage has no CUDA device backend"
+            "placement on device type {dt}: placements on a CUDA device (device-resident columns) are not implemented yet"
         ))),
     })
 }
