@@ -5,7 +5,7 @@
  * strided tensor, per-row arrays) read back equal to the same writes from
  * host tensors; cuda_sync is captured in order (an event recorded on the
  * caller's stream and waited on by ours, then the caller's event, then the
- * copy); cuda_sync on host memory and a bad device address are refused.
+ * copy, and the caller's current context put back); cuda_sync on host memory and a bad device address are refused.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -173,7 +173,9 @@ int main(void)
     /* cuda_sync: an event recorded on the caller's stream and waited on by
      * ours, then the caller's event, then the copy and our stream's sync. */
     {
-        static const char expected[] = "record e100 on 1234;wait 5100 e100;wait 5100 5678;copy 48 on 5100;sync 5100;";
+        /* ...with the device's context current, and the client's put back. */
+        static const char expected[] =
+            "current c0;record e100 on 1234;wait 5100 e100;wait 5100 5678;copy 48 on 5100;sync 5100;current aa;";
         size_t before;
         t = float_tensor(rows, 2, shape, NULL, kDLCUDA);
         data.tensors = &t;

@@ -43,7 +43,23 @@ int cuDevicePrimaryCtxRetain(void** ctx, int device)
     *ctx = (void*)0xC0;
     return device == 0 ? 0 : 101;
 }
-int cuCtxSetCurrent(void* ctx) { return ctx == (void*)0xC0 ? 0 : 201; }
+static void* current = (void*)0xAA; /* the client's own context */
+int cuCtxGetCurrent(void** ctx)
+{
+    *ctx = current;
+    return 0;
+}
+int cuCtxSetCurrent(void* ctx)
+{
+    char text[32];
+    if (ctx != (void*)0xC0 && ctx != (void*)0xAA) {
+        return 201;
+    }
+    current = ctx;
+    snprintf(text, sizeof(text), "current %lx;", (unsigned long)ctx);
+    note(text);
+    return 0;
+}
 int cuStreamCreate(void** stream, unsigned flags)
 {
     *stream = (void*)0x5100;

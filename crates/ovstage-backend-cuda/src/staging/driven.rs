@@ -15,6 +15,8 @@ unsafe extern "C" {
     fn cu_primary_ctx_retain(ctx: *mut Handle, device: i32) -> u32;
     #[link_name = "cuCtxSetCurrent"]
     fn cu_ctx_set_current(ctx: Handle) -> u32;
+    #[link_name = "cuCtxGetCurrent"]
+    fn cu_ctx_get_current(ctx: *mut Handle) -> u32;
     #[link_name = "cuStreamCreate"]
     fn cu_stream_create(stream: *mut Handle, flags: u32) -> u32;
     #[link_name = "cuEventCreate"]
@@ -78,6 +80,23 @@ fn device_state(ordinal: u32) -> Result<DeviceState, StageError> {
 /// As for [`super::stage`].
 pub(super) unsafe fn stage(ordinal: u32, src: u64, dst: &mut [u8], sync: CudaSync) -> Result<(), StageError> {
     crate::probe_device(ordinal).map_err(StageError::NoDevice)?;
+    // The calling thread is the client's: whatever context it has current
+    // is put back afterwards, on every path.
+    let mut previous = std::ptr::null_mut();
+    // SAFETY: the driver writes one handle.
+    call("cuCtxGetCurrent", unsafe { cu_ctx_get_current(&mut previous) })?;
+    // SAFETY: forwarded.
+    let copied = unsafe { copy(ordinal, src, dst, sync) };
+    // SAFETY: the context that was current (or none) a moment ago.
+    let restored = call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(previous) });
+    copied.and(restored)
+}
+
+/// [`stage`] with the device's context current.
+///
+/// # Safety
+/// As for [`super::stage`].
+unsafe fn copy(ordinal: u32, src: u64, dst: &mut [u8], sync: CudaSync) -> Result<(), StageError> {
     let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
     let slot = ordinal as usize;
     if devices.len() <= slot {
