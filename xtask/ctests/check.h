@@ -1,7 +1,8 @@
 /*
- * The checks of the C programs under xtask/ctests/: each CHECK counts, and
- * the first that fails prints where and exits 1 (CHECK_STATUS also prints
- * the status and the thread's last error).
+ * What the C programs under xtask/ctests/ share: the checks (each CHECK
+ * counts, and the first that fails prints where and exits 1; CHECK_STATUS
+ * also prints the status and the thread's last error), a float32 host
+ * tensor, and waiting for an op that must succeed.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -12,6 +13,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int checks;
 
@@ -35,5 +37,31 @@ static int checks;
             exit(1);                                                                              \
         }                                                                                         \
     } while (0)
+
+
+/* A float32 host tensor over `data`. */
+static inline DLTensor float_tensor(float* data, int32_t ndim, int64_t* shape, int64_t* strides)
+{
+    DLTensor t;
+    memset(&t, 0, sizeof(t));
+    t.data = data;
+    t.device.device_type = kDLCPU;
+    t.ndim = ndim;
+    t.dtype.code = kDLFloat;
+    t.dtype.bits = 32;
+    t.dtype.lanes = 1;
+    t.shape = shape;
+    t.strides = strides;
+    return t;
+}
+
+/* Waits for an op that must have been accepted and succeed, then releases it. */
+static inline void wait_ok(ovstage_instance_t* instance, ovstage_enqueue_result_t r)
+{
+    ovstage_op_wait_result_t w;
+    CHECK_STATUS(r.status, OVSTAGE_OK);
+    CHECK_STATUS(ovstage_wait_op(instance, r.op_index, OVSTAGE_TIMEOUT_INFINITE, &w), OVSTAGE_OK);
+    CHECK_STATUS(ovstage_release_op(instance, r.op_index), OVSTAGE_OK);
+}
 
 #endif

@@ -24,29 +24,6 @@
 static ovstage_instance_t* instance;
 static ovstage_query_handle_t query;
 
-static DLTensor float_tensor(float* data, int32_t ndim, int64_t* shape, int64_t* strides, DLDeviceType device)
-{
-    DLTensor t;
-    memset(&t, 0, sizeof(t));
-    t.data = data;
-    t.device.device_type = device;
-    t.ndim = ndim;
-    t.dtype.code = kDLFloat;
-    t.dtype.bits = 32;
-    t.dtype.lanes = 1;
-    t.shape = shape;
-    t.strides = strides;
-    return t;
-}
-
-static void wait_ok(ovstage_enqueue_result_t r)
-{
-    ovstage_op_wait_result_t w;
-    CHECK_STATUS(r.status, OVSTAGE_OK);
-    CHECK_STATUS(ovstage_wait_op(instance, r.op_index, OVSTAGE_TIMEOUT_INFINITE, &w), OVSTAGE_OK);
-    CHECK_STATUS(ovstage_release_op(instance, r.op_index), OVSTAGE_OK);
-}
-
 static ovstage_enqueue_result_t write(const char* name, ovstage_ordinal_t ordinal, ovstage_write_data_t data)
 {
     ovx_string_or_token_t attribute = { OVX_INVALID_TOKEN, { name, strlen(name) } };
@@ -67,7 +44,7 @@ static size_t read_latest(const char* name, float* out, size_t capacity)
     uint32_t t;
 
     CHECK(path_dictionary_create_tokens_from_strings(dictionary, &text, 1, &token).status == OVX_API_SUCCESS);
-    wait_ok(ovstage_read_attributes(instance, query, &token, 1, latest, &read));
+    wait_ok(instance, ovstage_read_attributes(instance, query, &token, 1, latest, &read));
     while (ovstage_fetch_read_next(instance, read, OVSTAGE_TIMEOUT_INFINITE, &group) == OVSTAGE_OK) {
         for (t = 0; t < group.data.tensor_count; ++t) {
             const DLTensor* d = &group.data.tensors[t];
@@ -82,7 +59,7 @@ static size_t read_latest(const char* name, float* out, size_t capacity)
         }
         CHECK_STATUS(ovstage_release_group(instance, &group), OVSTAGE_OK);
     }
-    wait_ok(ovstage_release_read(instance, read));
+    wait_ok(instance, ovstage_release_read(instance, read));
     return n;
 }
 
@@ -106,9 +83,9 @@ static void both(const char* device, const char* host, ovstage_ordinal_t ordinal
         on_device[i].device.device_type = kDLCUDA;
     }
     data.tensors = tensors;
-    wait_ok(write(host, ordinal, data));
+    wait_ok(instance, write(host, ordinal, data));
     data.tensors = on_device;
-    wait_ok(write(device, ordinal, data));
+    wait_ok(instance, write(device, ordinal, data));
 }
 
 int main(void)
@@ -141,7 +118,7 @@ int main(void)
     data.tensor_count = 1;
 
     /* All prims, then two by index map, then two by mask. */
-    t = float_tensor(rows, 2, shape, NULL, kDLCPU);
+    t = float_tensor(rows, 2, shape, NULL);
     both("all", "all_h", 1, data, &t, 1);
     data.index_map = map; /* prims 0 and 1 take payload rows 3 and 1 */
     data.count = 2;
@@ -153,11 +130,11 @@ int main(void)
     data.mask = NULL;
     data.count = 0;
     /* Strided rows. */
-    t = float_tensor(padded, 2, shape, strides, kDLCPU);
+    t = float_tensor(padded, 2, shape, strides);
     both("strided", "strided_h", 1, data, &t, 1);
     /* Per-row arrays: one tensor per prim. */
     for (i = 0; i < PRIMS; ++i) {
-        arrays[i] = float_tensor(rows + i, 1, &lengths[i], NULL, kDLCPU);
+        arrays[i] = float_tensor(rows + i, 1, &lengths[i], NULL);
     }
     data.is_array = true;
     data.tensor_count = PRIMS;
@@ -165,7 +142,7 @@ int main(void)
     data.is_array = false;
     data.tensor_count = 1;
 
-    wait_ok(ovstage_advance_write_floor(instance, &seal));
+    wait_ok(instance, ovstage_advance_write_floor(instance, &seal));
     same("all", "all_h");
     same("strided", "strided_h");
     same("arrays", "arrays_h");
@@ -177,14 +154,15 @@ int main(void)
         static const char expected[] =
             "current c0;record e100 on 1234;wait 5100 e100;wait 5100 5678;copy 48 on 5100;sync 5100;current aa;";
         size_t before;
-        t = float_tensor(rows, 2, shape, NULL, kDLCUDA);
+        t = float_tensor(rows, 2, shape, NULL);
+        t.device.device_type = kDLCUDA;
         data.tensors = &t;
         data.cuda_sync.stream = 0x1234;
         data.cuda_sync.wait_event = 0x5678;
         log = getenv("OVSTAGE_FAKE_CUDA_LOG");
         CHECK(log != NULL && strstr(log, "record") == NULL && strstr(log, "wait") == NULL);
         before = strlen(log);
-        wait_ok(write("synced", 11, data));
+        wait_ok(instance, write("synced", 11, data));
         log = getenv("OVSTAGE_FAKE_CUDA_LOG");
         CHECK(log != NULL && strlen(log) == before + strlen(expected));
         if (strcmp(log + before, expected) != 0) {
@@ -203,7 +181,7 @@ int main(void)
     CHECK_STATUS(write("synced", 12, data).status, OVSTAGE_ERROR_INVALID_ARGUMENT);
     CHECK(strstr(ovstage_get_last_error().ptr, "copying 48 bytes from CUDA device 0 failed") != NULL);
 
-    wait_ok(ovstage_release_query(instance, query));
+    wait_ok(instance, ovstage_release_query(instance, query));
     CHECK(path_dictionary_release_path_list_reference(dictionary, list).status == OVX_API_SUCCESS);
     CHECK_STATUS(ovstage_destroy_instance(instance), OVSTAGE_OK);
     printf("cuda_staging.c: %d checks passed\n", checks);

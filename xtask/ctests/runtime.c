@@ -41,21 +41,6 @@ static void strings(void)
     CHECK(!ovx_string_has_null_data(&abc));
 }
 
-static DLTensor float_tensor(float* data, int32_t ndim, int64_t* shape, int64_t* strides)
-{
-    DLTensor t;
-    memset(&t, 0, sizeof(t));
-    t.data = data;
-    t.device.device_type = kDLCPU;
-    t.ndim = ndim;
-    t.dtype.code = kDLFloat;
-    t.dtype.bits = 32;
-    t.dtype.lanes = 1;
-    t.shape = shape;
-    t.strides = strides;
-    return t;
-}
-
 static void tensor_to_write(void)
 {
     float data[24] = { 0 };
@@ -291,14 +276,6 @@ static void placement(ovstage_instance_t* real)
     CHECK_STATUS(ovstage_query_placement_extension(&fake, &found), OVSTAGE_ERROR_NOT_FOUND);
     fake_table = NULL;
     CHECK_STATUS(ovstage_query_placement_extension(&fake, &found), OVSTAGE_ERROR_NOT_FOUND);
-}
-
-static void wait_ok(ovstage_instance_t* instance, ovstage_enqueue_result_t r)
-{
-    ovstage_op_wait_result_t w;
-    CHECK_STATUS(r.status, OVSTAGE_OK);
-    CHECK_STATUS(ovstage_wait_op(instance, r.op_index, OVSTAGE_TIMEOUT_INFINITE, &w), OVSTAGE_OK);
-    CHECK_STATUS(ovstage_release_op(instance, r.op_index), OVSTAGE_OK);
 }
 
 /* Write two float3 rows, seal, read them back, write the read tensor back. */
