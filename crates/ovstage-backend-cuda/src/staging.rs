@@ -14,6 +14,8 @@
 //! The calls declare `CUresult` as a plain integer (see `driver`), so a
 //! result code newer than cust's bindings is reported, not misread.
 
+use std::mem::MaybeUninit;
+
 #[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
 mod driven;
 
@@ -70,13 +72,14 @@ impl std::fmt::Display for StageError {
 
 /// Copies `dst.len()` bytes from device address `src` on CUDA device
 /// `ordinal` into `dst`, after the work `sync` names; returns when the bytes
-/// are in `dst`. Without the CUDA backend there is no device to copy from.
+/// are in `dst` (all of them, when it returns `Ok`: `dst` may start
+/// uninitialised). Without the CUDA backend there is no device to copy from.
 ///
 /// # Safety
 /// `src` is a device address on that device with `dst.len()` readable
 /// bytes, and `sync`'s handles, when set, are a live stream and event of
 /// that device's primary context (or the legacy stream, 1).
-pub unsafe fn stage(ordinal: u32, src: u64, dst: &mut [u8], sync: CudaSync) -> Result<(), StageError> {
+pub unsafe fn stage(ordinal: u32, src: u64, dst: &mut [MaybeUninit<u8>], sync: CudaSync) -> Result<(), StageError> {
     #[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
     // SAFETY: forwarded.
     let staged = unsafe { driven::stage(ordinal, src, dst, sync) };

@@ -357,14 +357,17 @@ unsafe fn stage(
     host.try_reserve_exact(len).map_err(|_| {
         Error::new(Status::OutOfMemory, format!("{what}: could not allocate {len} bytes to copy the CUDA tensor into"))
     })?;
-    host.resize(len, 0);
     let src = (c.first as u64).wrapping_add_signed(extent.0);
+    // The copy fills the buffer, so it is not zeroed first.
+    let spare = &mut host.spare_capacity_mut()[..len];
     // SAFETY: the extent is the tensor's, readable on its device per the
-    // caller, and `host` holds `len` bytes.
-    unsafe { ovstage_backend_cuda::staging::stage(device, src, &mut host, sync) }.map_err(|e| {
+    // caller, and `spare` has room for `len` bytes.
+    unsafe { ovstage_backend_cuda::staging::stage(device, src, spare, sync) }.map_err(|e| {
         let status = if e.is_out_of_memory() { Status::OutOfMemory } else { Status::InvalidArgument };
         Error::new(status, format!("{what}: copying {len} bytes from CUDA device {device} failed: {e}"))
     })?;
+    // SAFETY: the copy succeeded, so it wrote all `len` reserved bytes.
+    unsafe { host.set_len(len) };
     c.first = host.as_ptr().wrapping_offset(-extent.0 as isize);
     c.staged = Some(host);
     Ok(())

@@ -2,6 +2,7 @@
 //! the copy, per device.
 
 use std::ffi::c_void;
+use std::mem::MaybeUninit;
 use std::sync::Mutex;
 
 use super::{CudaSync, StageError};
@@ -78,7 +79,12 @@ fn device_state(ordinal: u32) -> Result<DeviceState, StageError> {
 ///
 /// # Safety
 /// As for [`super::stage`].
-pub(super) unsafe fn stage(ordinal: u32, src: u64, dst: &mut [u8], sync: CudaSync) -> Result<(), StageError> {
+pub(super) unsafe fn stage(
+    ordinal: u32,
+    src: u64,
+    dst: &mut [MaybeUninit<u8>],
+    sync: CudaSync,
+) -> Result<(), StageError> {
     crate::probe_device(ordinal).map_err(StageError::NoDevice)?;
     // The calling thread is the client's: whatever context it has current
     // is put back afterwards, on every path.
@@ -96,7 +102,7 @@ pub(super) unsafe fn stage(ordinal: u32, src: u64, dst: &mut [u8], sync: CudaSyn
 ///
 /// # Safety
 /// As for [`super::stage`].
-unsafe fn copy(ordinal: u32, src: u64, dst: &mut [u8], sync: CudaSync) -> Result<(), StageError> {
+unsafe fn copy(ordinal: u32, src: u64, dst: &mut [MaybeUninit<u8>], sync: CudaSync) -> Result<(), StageError> {
     let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
     let slot = ordinal as usize;
     if devices.len() <= slot {
