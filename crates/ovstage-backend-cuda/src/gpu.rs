@@ -17,21 +17,15 @@ use cust::function::Function;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 
-use crate::driver::{self, DriverError};
+use crate::NoDevice;
 use crate::kernels::{self, Kernel, Unit};
 
 /// Why a device cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GpuError {
-    /// No driver, or the driver failed to initialise.
-    Driver(DriverError),
-    /// The driver has no device of that ordinal.
-    NoSuchDevice {
-        /// The ordinal asked for.
-        ordinal: u32,
-        /// How many the driver sees.
-        devices: i32,
-    },
+    /// No driver, the driver failed to initialise, or it has no device of
+    /// that ordinal (as [`crate::probe_device`] says).
+    NoDevice(NoDevice),
     /// A cust call failed (formatted with `Debug`: cust's `Display` asks the
     /// driver for the text, and fails without one).
     Cuda {
@@ -47,10 +41,7 @@ pub enum GpuError {
 impl std::fmt::Display for GpuError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            GpuError::Driver(e) => write!(f, "{e}"),
-            GpuError::NoSuchDevice { ordinal, devices } => {
-                write!(f, "CUDA device {ordinal} does not exist (the driver sees {devices} devices)")
-            }
+            GpuError::NoDevice(e) => write!(f, "{e}"),
             GpuError::Cuda { what, error } => write!(f, "{what} failed: {error}"),
             GpuError::TooLarge => f.write_str("a row is too large for one kernel launch"),
         }
@@ -87,10 +78,7 @@ impl Gpu {
     /// retains the device's primary context, makes it current on this
     /// thread and loads the kernels.
     pub fn new(ordinal: u32) -> Result<Gpu, GpuError> {
-        let info = driver::init().map_err(GpuError::Driver)?;
-        if i64::from(ordinal) >= i64::from(info.devices) {
-            return Err(GpuError::NoSuchDevice { ordinal, devices: info.devices });
-        }
+        crate::probe_device(ordinal).map_err(GpuError::NoDevice)?;
         let device = cuda("cuDeviceGet", Device::get_device(ordinal))?;
         let context = cuda("retaining the primary context", Context::new(device))?;
         cuda("making the context current", CurrentContext::set_current(&context))?;
