@@ -270,6 +270,19 @@ unsafe fn shape_of<'a>(ptr: *const i64, ndim: usize, what: impl Display) -> Resu
     Ok(unsafe { std::slice::from_raw_parts(ptr, ndim) })
 }
 
+/// `NOT_SUPPORTED` when `sync` is set for a tensor in host memory (`what`
+/// names it): `cuda_sync` orders a copy out of device memory, and a host
+/// tensor has none. The bindings give a host payload that is not a
+/// `DLTensor` (a numpy array) the same answer.
+pub fn refuse_host_sync(sync: CudaSync, what: impl Display) -> Result<()> {
+    if sync.is_set() {
+        return Err(Error::not_supported(format!(
+            "{what}: cuda_sync is set, but the tensor is host memory: cuda_sync is only honoured for CUDA tensors"
+        )));
+    }
+    Ok(())
+}
+
 /// Checks a tensor descriptor; `what` names it in errors. A CUDA tensor's
 /// bytes are staged to the host here, after the work `sync` names (see
 /// `ovstage_backend_cuda::staging`); `sync` on a host tensor is refused.
@@ -280,10 +293,8 @@ unsafe fn shape_of<'a>(ptr: *const i64, ndim: usize, what: impl Display) -> Resu
 /// are live.
 unsafe fn check(t: &DLTensor, sync: CudaSync, what: impl Display + Copy) -> Result<Checked> {
     let place = residency(t.device, what)?;
-    if place == Residency::Host && sync.is_set() {
-        return Err(Error::not_supported(format!(
-            "{what}: cuda_sync is set, but the tensor is host memory: cuda_sync is only honoured for CUDA tensors"
-        )));
+    if place == Residency::Host {
+        refuse_host_sync(sync, what)?;
     }
     let code = DTypeCode::from_raw(t.dtype.code).ok_or_else(|| {
         Error::invalid_argument(format!("{what}: dtype code {} is not a DLPack type code", t.dtype.code))

@@ -1,7 +1,9 @@
 //! Write payloads from Python objects: numpy arrays read in place through
 //! the numpy C API, the package's `DLTensor` descriptors, and any DLPack
-//! producer (its managed tensor taken over through a capsule). Every
-//! tensor keeps its Python owner alive until the op drops it.
+//! producer (its managed tensor taken over through a capsule). Every host
+//! tensor keeps its Python owner alive until the op drops it; CUDA memory
+//! is staged to the host at enqueue, after the work the write's
+//! `cuda_stream` and `cuda_event` name.
 
 use std::sync::Arc;
 
@@ -46,6 +48,9 @@ impl HostBytes for PyOwnedBytes {
 }
 
 static ASCONTIGUOUS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `CU_STREAM_LEGACY`, as `cuda_sync.stream` spells it.
+const LEGACY_DEFAULT_STREAM: usize = 1;
 
 /// The element type of a numpy dtype, or `ValueError`.
 pub(crate) fn numpy_dtype(kind: u8, itemsize: usize) -> PyResult<DType> {
@@ -95,9 +100,10 @@ fn from_array<'py>(py: Python<'py>, mut arr: Bound<'py, PyUntypedArray>) -> PyRe
     Tensor::new(bytes, dtype, &shape).map_err(|e| crate::errors::to_py(&e))
 }
 
-/// A DLPack-described host tensor from the package's `DLTensor` record
-/// (`make_dltensor`, `DLTensor.from_dlpack`, `typed_tensor_to_write`).
-fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
+/// A tensor from the package's `DLTensor` record (`make_dltensor`,
+/// `DLTensor.from_dlpack`, `typed_tensor_to_write`): host memory read in
+/// place, CUDA memory staged (see [`cuda_descriptor`]).
+fn from_dltensor(obj: &Bound<'_, PyAny>, sync: CudaSync) -> Result<Tensor, Error> {
     let get = |name: &str| obj.getattr(name).map_err(|e| Error::invalid_argument(format!("DLTensor.{name}: {e}")));
     let ext_u64 = |v: Bound<'_, PyAny>, name: &str| {
         v.extract::<u64>().map_err(|_| Error::invalid_argument(format!("DLTensor.{name} must be an unsigned int")))
@@ -107,11 +113,13 @@ fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
         .getattr("device_type")
         .and_then(|d| d.extract::<i64>())
         .map_err(|_| Error::invalid_argument("DLTensor.device.device_type must be an int"))?;
-    if dev_type == 2 {
-        return Err(Error::not_supported("tensors in CUDA memory are not supported: this build has no device backend"));
+    if ![1, 2, 3, 13].contains(&dev_type) {
+        return Err(Error::invalid_argument(format!(
+            "DLTensor device type {dev_type} is neither host nor CUDA memory"
+        )));
     }
-    if ![1, 3, 13].contains(&dev_type) {
-        return Err(Error::invalid_argument(format!("DLTensor device type {dev_type} is not host memory")));
+    if dev_type != i64::from(ovstage_dlpack::device::CUDA) {
+        ovstage_dlpack::import::refuse_host_sync(sync, "tensors")?;
     }
     let dtype = get("dtype")?;
     let code = ext_u64(dtype.getattr("code").map_err(|_| Error::invalid_argument("dtype.code"))?, "dtype.code")?;
@@ -128,6 +136,22 @@ fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
         .into_iter()
         .map(|d| u64::try_from(d).map_err(|_| Error::invalid_argument("negative DLTensor extent")))
         .collect::<Result<_, _>>()?;
+    let data: u64 = match get("data")? {
+        d if d.is_none() => 0,
+        d => ext_u64(d, "data")?,
+    };
+    let offset = ext_u64(get("byte_offset")?, "byte_offset")?;
+    if dev_type == i64::from(ovstage_dlpack::device::CUDA) {
+        let device_id: i32 = device
+            .getattr("device_id")
+            .and_then(|d| d.extract::<i32>())
+            .map_err(|_| Error::invalid_argument("DLTensor.device.device_id must be an int32"))?;
+        let strides: Option<Vec<i64>> = match get("strides")? {
+            s if !s.is_truthy().unwrap_or(false) => None,
+            s => Some(s.extract().map_err(|_| Error::invalid_argument("DLTensor strides must be ints"))?),
+        };
+        return cuda_descriptor(data, device_id, dt, &shape, strides, offset, sync);
+    }
     let strides = get("strides")?;
     if strides.is_truthy().unwrap_or(false) {
         let s: Vec<i64> = strides.extract().map_err(|_| Error::invalid_argument("DLTensor strides must be ints"))?;
@@ -137,11 +161,6 @@ fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
             ));
         }
     }
-    let data: u64 = match get("data")? {
-        d if d.is_none() => 0,
-        d => ext_u64(d, "data")?,
-    };
-    let offset = ext_u64(get("byte_offset")?, "byte_offset")?;
     let element =
         dt.element_bytes().ok_or_else(|| Error::invalid_argument(format!("dtype {dt} has no whole-byte size")))?;
     let count = shape
@@ -153,13 +172,7 @@ fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
         && let Ok(nb) = nb.extract::<u64>()
         && (len as u64).saturating_add(offset) > nb
     {
-        {
-            {
-                return Err(Error::invalid_argument(format!(
-                    "DLTensor describes {len} bytes but its buffer holds {nb}"
-                )));
-            }
-        }
+        return Err(Error::invalid_argument(format!("DLTensor describes {len} bytes but its buffer holds {nb}")));
     }
     if data == 0 && len > 0 {
         return Err(Error::invalid_argument("DLTensor has no data"));
@@ -169,10 +182,53 @@ fn from_dltensor(obj: &Bound<'_, PyAny>) -> Result<Tensor, Error> {
     Tensor::new(bytes, dt, &shape)
 }
 
+/// A `DLTensor` record describing CUDA memory: checked and staged to the
+/// host by the same code as a C client's `kDLCUDA` tensor (after the work
+/// `sync` names), so both bindings answer alike. The staged copy owns its
+/// bytes: the device memory is not read after this returns.
+fn cuda_descriptor(
+    data: u64,
+    device_id: i32,
+    dtype: DType,
+    shape: &[u64],
+    strides: Option<Vec<i64>>,
+    byte_offset: u64,
+    sync: CudaSync,
+) -> Result<Tensor, Error> {
+    use ovstage_abi::dlpack::{DLDataType, DLDevice, DLDeviceType, DLTensor};
+    let mut extents: Vec<i64> = shape
+        .iter()
+        .map(|d| i64::try_from(*d).map_err(|_| Error::invalid_argument("DLTensor extent exceeds int64")))
+        .collect::<Result<_, _>>()?;
+    let mut strides = strides;
+    if strides.as_ref().is_some_and(|s| s.len() != extents.len()) {
+        return Err(Error::invalid_argument("DLTensor strides must have one entry per dimension"));
+    }
+    let ndim = i32::try_from(extents.len()).map_err(|_| Error::invalid_argument("DLTensor has too many dimensions"))?;
+    let (code, bits, lanes) = (dtype.code as u8, dtype.bits, dtype.lanes);
+    let t = DLTensor {
+        data: data as usize as *mut std::ffi::c_void,
+        device: DLDevice { device_type: DLDeviceType(ovstage_dlpack::device::CUDA), device_id },
+        ndim,
+        dtype: DLDataType { code, bits, lanes },
+        shape: extents.as_mut_ptr(),
+        strides: strides.as_mut().map_or(std::ptr::null_mut(), |s| s.as_mut_ptr()),
+        byte_offset,
+    };
+    // SAFETY: `shape` and `strides` point at `ndim` live entries each (or
+    // strides is NULL); the client vouches that the device range is
+    // readable and that `sync`'s stream and event are live, as a C client
+    // does. The result owns a host copy, so nothing here outlives the call.
+    unsafe { ovstage_dlpack::import::tensor(&t, None, &|| RowBound::Any, sync, "tensors") }
+}
+
 /// One payload item as a tensor. `Err(PyErr)` for bad Python arguments;
 /// `Ok(Err)` for payloads the enqueue rejects.
-fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<Tensor, Error>> {
+fn item(py: Python<'_>, obj: &Bound<'_, PyAny>, sync: CudaSync) -> PyResult<Result<Tensor, Error>> {
     if let Ok(arr) = obj.cast::<PyUntypedArray>() {
+        if let Err(e) = ovstage_dlpack::import::refuse_host_sync(sync, "tensors") {
+            return Ok(Err(e));
+        }
         return match from_array(py, arr.clone()) {
             Ok(t) => Ok(Ok(t)),
             Err(e) if e.is_instance_of::<PyValueError>(py) || e.is_instance_of::<PyTypeError>(py) => Err(e),
@@ -180,11 +236,22 @@ fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<Tensor, Error
         };
     }
     if obj.hasattr("_ovstage_dltensor")? {
-        return Ok(from_dltensor(obj));
+        return Ok(from_dltensor(obj, sync));
     }
     if obj.hasattr("__dlpack__")? {
-        let managed = capsule::ingest(obj, None)?;
-        return Ok(managed_tensor(managed));
+        // The DLPack protocol: a consumer names the stream it will use, and
+        // the producer makes its work visible there. Only a CUDA producer
+        // is asked (a host one refuses a stream); the others are refused
+        // by the import check when `sync` is set.
+        let on_cuda = obj.hasattr("__dlpack_device__")?
+            && obj.call_method0("__dlpack_device__")?.get_item(0)?.extract::<i64>().ok()
+                == Some(i64::from(ovstage_dlpack::device::CUDA));
+        let stream = (on_cuda && sync.stream != 0).then(|| sync.stream.into_pyobject(py)).transpose()?;
+        let managed = capsule::ingest(obj, stream.as_ref().map(|s| s.as_any()))?;
+        return Ok(managed_tensor(managed, sync));
+    }
+    if let Err(e) = ovstage_dlpack::import::refuse_host_sync(sync, "tensors") {
+        return Ok(Err(e));
     }
     let arr = ASCONTIGUOUS.import(py, "numpy", "ascontiguousarray")?.call1((obj,))?;
     if !arr.is_instance_of::<PyUntypedArray>() {
@@ -197,12 +264,13 @@ fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<Tensor, Error
 }
 
 /// A managed (DLPack producer's) tensor as a stage tensor, zero-copy when
-/// compact. A CUDA tensor is copied to the host after the legacy default
-/// stream's work: `__dlpack__()` asked without a stream makes the
-/// producer's work visible there (the DLPack protocol), so the copy sees it.
-pub(crate) fn managed_tensor(managed: Arc<Managed>) -> Result<Tensor, Error> {
+/// compact. A CUDA tensor is copied to the host after the work `sync`
+/// names; without a `cuda_stream`, after the legacy default stream's:
+/// `__dlpack__()` asked without a stream makes the producer's work visible
+/// there (the DLPack protocol), so the copy sees it.
+pub(crate) fn managed_tensor(managed: Arc<Managed>, sync: CudaSync) -> Result<Tensor, Error> {
     let cuda = managed.tensor().device.device_type.0 == ovstage_dlpack::device::CUDA;
-    let sync = if cuda { CudaSync { stream: 1, wait_event: 0 } } else { CudaSync::NONE };
+    let sync = if cuda && sync.stream == 0 { CudaSync { stream: LEGACY_DEFAULT_STREAM, ..sync } } else { sync };
     // SAFETY: the managed tensor is valid while `managed` lives; the stage
     // tensor holds a clone of it.
     unsafe { ovstage_dlpack::import::tensor(managed.tensor(), Some(&managed), &|| RowBound::Any, sync, "tensors") }
@@ -211,9 +279,14 @@ pub(crate) fn managed_tensor(managed: Arc<Managed>) -> Result<Tensor, Error> {
 /// The `tensors=` argument as a list of tensors (one inline: the usual
 /// single array allocates no list): one item, or a list or tuple of items.
 /// `ValueError` when empty.
-pub(crate) fn tensors(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result<SmallVec<[Tensor; 1]>, Error>> {
+/// `sync`: the write's `cuda_stream` and `cuda_event` (0: none).
+pub(crate) fn tensors(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    sync: CudaSync,
+) -> PyResult<Result<SmallVec<[Tensor; 1]>, Error>> {
     if !(obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>()) {
-        return Ok(item(py, obj)?.map(|t| smallvec::smallvec![t]));
+        return Ok(item(py, obj, sync)?.map(|t| smallvec::smallvec![t]));
     }
     let list: Vec<Bound<'_, PyAny>> = obj.try_iter()?.collect::<PyResult<_>>()?;
     if list.is_empty() {
@@ -221,7 +294,7 @@ pub(crate) fn tensors(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Result
     }
     let mut out = SmallVec::with_capacity(list.len());
     for x in &list {
-        match item(py, x)? {
+        match item(py, x, sync)? {
             Ok(t) => out.push(t),
             Err(e) => return Ok(Err(e)),
         }

@@ -13,6 +13,7 @@ use ovstage::{
     Predicate, PrimMode, PrimPath, QueryHandle, ReadHandle, Selection, Semantic, Status, Timeout, Token, WaitError,
     WriteData,
 };
+use ovstage_dlpack::import::CudaSync;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -195,11 +196,12 @@ fn write_args(
         o.filter(|x| !x.is_none())
     }
     let (index_map, mask, count) = (opt(index_map), opt(mask), opt(count));
-    for (o, n) in [(opt(cuda_event), "cuda_event"), (opt(cuda_stream), "cuda_stream")] {
-        if let Some(o) = o {
-            args::u64_arg(o, n)?;
-        }
-    }
+    let address = |o: Option<&Bound<'_, PyAny>>, n: &str| -> PyResult<usize> {
+        let v = opt(o).map(|o| args::u64_arg(o, n)).transpose()?.unwrap_or(0);
+        usize::try_from(v).map_err(|_| PyValueError::new_err(format!("{n} {v} is not an address on this machine")))
+    };
+    let sync =
+        CudaSync { stream: address(cuda_stream, "cuda_stream")?, wait_event: address(cuda_event, "cuda_event")? };
     if index_map.is_some() && mask.is_some() {
         return Err(PyValueError::new_err("index_map and mask are mutually exclusive"));
     }
@@ -251,7 +253,7 @@ fn write_args(
     } else {
         tensors
     };
-    let data = match payload::tensors(py, tensors)? {
+    let data = match payload::tensors(py, tensors, sync)? {
         Err(e) => Err(e),
         Ok(mut ts) => {
             let semantic = u32::try_from(semantic).ok().and_then(Semantic::from_raw).unwrap_or(Semantic::None);

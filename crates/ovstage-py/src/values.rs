@@ -133,10 +133,12 @@ pub(crate) struct WriteDesc {
     /// Optional element count.
     #[pyo3(get, set)]
     pub(crate) count: Py<PyAny>,
-    /// CUDA event (ignored on host).
+    /// CUDA event the copy of a CUDA payload waits for (0: none; set with a
+    /// host payload: `NOT_SUPPORTED`).
     #[pyo3(get, set)]
     pub(crate) cuda_event: Py<PyAny>,
-    /// CUDA stream (ignored on host).
+    /// CUDA stream whose queued work the copy of a CUDA payload follows (0:
+    /// none; set with a host payload: `NOT_SUPPORTED`).
     #[pyo3(get, set)]
     pub(crate) cuda_stream: Py<PyAny>,
     /// The attribute's semantic.
