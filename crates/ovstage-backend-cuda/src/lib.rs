@@ -9,14 +9,14 @@
 pub mod kernels;
 pub mod staging;
 
-#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+#[cfg(driven)]
 pub mod driver;
 
-#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+#[cfg(driven)]
 pub mod gpu;
 
 /// cust, for tests and tools that need device memory of their own.
-#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+#[cfg(driven)]
 pub use cust;
 
 /// Why CUDA device memory cannot be used here.
@@ -37,7 +37,7 @@ impl std::fmt::Display for NoDevice {
 /// Whether CUDA device `ordinal` is there: opens and initialises the
 /// driver the first time it is asked (so only a process that hands ovstage
 /// CUDA memory ever does), then answers from what the driver said.
-#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+#[cfg(driven)]
 pub fn probe_device(ordinal: u32) -> Result<(), NoDevice> {
     static INIT: std::sync::OnceLock<Result<driver::DriverInfo, driver::DriverError>> = std::sync::OnceLock::new();
     match INIT.get_or_init(driver::init) {
@@ -54,7 +54,7 @@ pub fn probe_device(ordinal: u32) -> Result<(), NoDevice> {
 
 /// Without the CUDA backend (a build without the `cuda` feature, or a
 /// platform the driver trampolines do not cover) there is no device.
-#[cfg(not(all(feature = "cuda", target_arch = "x86_64", target_os = "linux")))]
+#[cfg(not(driven))]
 pub fn probe_device(_ordinal: u32) -> Result<(), NoDevice> {
     Err(NoDevice { reason: "this build of ovstage has no CUDA backend".to_owned() })
 }

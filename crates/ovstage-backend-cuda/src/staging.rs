@@ -16,7 +16,7 @@
 
 use std::mem::MaybeUninit;
 
-#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+#[cfg(driven)]
 mod driven;
 
 /// A client's `ovstage_cuda_sync_t`: 0 for none; `stream` 1 is the legacy
@@ -80,10 +80,10 @@ impl std::fmt::Display for StageError {
 /// bytes, and `sync`'s handles, when set, are a live stream and event of
 /// that device's primary context (or the legacy stream, 1).
 pub unsafe fn stage(ordinal: u32, src: u64, dst: &mut [MaybeUninit<u8>], sync: CudaSync) -> Result<(), StageError> {
-    #[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+    #[cfg(driven)]
     // SAFETY: forwarded.
     let staged = unsafe { driven::stage(ordinal, src, dst, sync) };
-    #[cfg(not(all(feature = "cuda", target_arch = "x86_64", target_os = "linux")))]
+    #[cfg(not(driven))]
     let staged = {
         let _ = (ordinal, src, dst, sync);
         Err(StageError::NoDevice(crate::probe_device(0).expect_err("no backend, no device")))

@@ -414,7 +414,9 @@ fn managed_array_rows_are_released_once_each() {
 /// Writes from real CUDA memory (device 0) read back equal to the same
 /// writes from host memory: all prims, an index map and, with `cuda_sync`
 /// naming the legacy stream, a packed array. Prints SKIP without a GPU (the
-/// GPU check's bundle runs it where there is one).
+/// GPU check's bundle runs it where there is one). Built where the backend
+/// drives a driver (its `driven` cfg, see its build.rs: a cfg of another
+/// crate, so spelled out here).
 #[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
 #[test]
 fn cuda_writes_read_back_equal_to_host_writes() {
