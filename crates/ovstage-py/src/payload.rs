@@ -109,16 +109,21 @@ fn from_dltensor(obj: &Bound<'_, PyAny>, sync: CudaSync) -> Result<Tensor, Error
         v.extract::<u64>().map_err(|_| Error::invalid_argument(format!("DLTensor.{name} must be an unsigned int")))
     };
     let device = get("device")?;
-    let dev_type: i64 = device
+    let dev_type: i32 = device
         .getattr("device_type")
-        .and_then(|d| d.extract::<i64>())
-        .map_err(|_| Error::invalid_argument("DLTensor.device.device_type must be an int"))?;
-    if ![1, 2, 3, 13].contains(&dev_type) {
-        return Err(Error::invalid_argument(format!(
-            "DLTensor device type {dev_type} is neither host nor CUDA memory"
-        )));
-    }
-    if dev_type != i64::from(ovstage_dlpack::device::CUDA) {
+        .and_then(|d| d.extract::<i32>())
+        .map_err(|_| Error::invalid_argument("DLTensor.device.device_type must be an int32"))?;
+    let device_id: i32 = device
+        .getattr("device_id")
+        .and_then(|d| d.extract::<i32>())
+        .map_err(|_| Error::invalid_argument("DLTensor.device.device_id must be an int32"))?;
+    // The device is judged as a C client's DLTensor is: unknown types,
+    // absent CUDA devices and managed memory without a driver get C's
+    // statuses and messages.
+    let dl_device =
+        ovstage_abi::dlpack::DLDevice { device_type: ovstage_abi::dlpack::DLDeviceType(dev_type), device_id };
+    let on_device = ovstage_dlpack::device::input_is_device_memory(dl_device, "tensors")?;
+    if !on_device {
         ovstage_dlpack::import::refuse_host_sync(sync, "tensors")?;
     }
     let dtype = get("dtype")?;
@@ -141,11 +146,7 @@ fn from_dltensor(obj: &Bound<'_, PyAny>, sync: CudaSync) -> Result<Tensor, Error
         d => ext_u64(d, "data")?,
     };
     let offset = ext_u64(get("byte_offset")?, "byte_offset")?;
-    if dev_type == i64::from(ovstage_dlpack::device::CUDA) {
-        let device_id: i32 = device
-            .getattr("device_id")
-            .and_then(|d| d.extract::<i32>())
-            .map_err(|_| Error::invalid_argument("DLTensor.device.device_id must be an int32"))?;
+    if on_device {
         let strides: Option<Vec<i64>> = match get("strides")? {
             s if !s.is_truthy().unwrap_or(false) => None,
             s => Some(s.extract().map_err(|_| Error::invalid_argument("DLTensor strides must be ints"))?),

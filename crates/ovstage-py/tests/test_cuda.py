@@ -171,3 +171,26 @@ def test_cuda_descriptor_without_a_driver_names_the_device(tmp_path):
             print(e)
     ''')
     assert "CUDA device 0" in out and "no usable CUDA driver" in out, out
+
+
+def test_descriptor_devices_are_judged_as_in_c(fake_driver, tmp_path):
+    # Managed memory is read in place on the host once the driver is there...
+    run_child(fake_driver, '''
+        t = ov.make_dltensor(np.array([1, 2, 3], np.int32), device_type=ov.DLDeviceType.kDLCUDAManaged)
+        stage.write_attribute(q, "managed", 1, t, is_array=False).wait()
+        assert "copy" not in log(), log()
+        assert latest("managed", 1) == [1, 2, 3]
+    ''')
+    # ...is INVALID_ARGUMENT without one, and a device type that is neither
+    # host nor CUDA memory is NOT_SUPPORTED: the C library's answers.
+    out = run_child(tmp_path / "no-such-libcuda.so.1", '''
+        for device_type in (ov.DLDeviceType.kDLCUDAManaged, ov.DLDeviceType.kDLOpenCL):
+            t = ov.make_dltensor(np.zeros(3, np.float32), device_type=device_type)
+            try:
+                stage.write_attribute(q, "x", 1, t, is_array=False).wait()
+            except ov.OvstageError as e:
+                print(ov.ErrorCode(e.code).name, "|", e)
+    ''')
+    managed, opencl = out.strip().splitlines()
+    assert managed.startswith("INVALID_ARGUMENT |") and "no usable CUDA driver" in managed, managed
+    assert opencl.startswith("NOT_SUPPORTED |") and "device type 4 is not supported" in opencl, opencl
