@@ -146,6 +146,21 @@ fn from_dltensor(obj: &Bound<'_, PyAny>, sync: CudaSync) -> Result<Tensor, Error
         d => ext_u64(d, "data")?,
     };
     let offset = ext_u64(get("byte_offset")?, "byte_offset")?;
+    // The record's own buffer size, when it knows it, bounds a compact
+    // payload's bytes, in host or device memory alike.
+    let element =
+        dt.element_bytes().ok_or_else(|| Error::invalid_argument(format!("dtype {dt} has no whole-byte size")))?;
+    let count = shape
+        .iter()
+        .try_fold(1u64, |a, d| a.checked_mul(*d))
+        .ok_or_else(|| Error::invalid_argument("shape overflows"))?;
+    let len = count.checked_mul(element as u64).ok_or_else(|| Error::invalid_argument("size overflows"))? as usize;
+    if let Ok(nb) = obj.getattr("_nbytes")
+        && let Ok(nb) = nb.extract::<u64>()
+        && (len as u64).saturating_add(offset) > nb
+    {
+        return Err(Error::invalid_argument(format!("DLTensor describes {len} bytes but its buffer holds {nb}")));
+    }
     if on_device {
         let strides: Option<Vec<i64>> = match get("strides")? {
             s if !s.is_truthy().unwrap_or(false) => None,
@@ -161,19 +176,6 @@ fn from_dltensor(obj: &Bound<'_, PyAny>, sync: CudaSync) -> Result<Tensor, Error
                 "non-compact DLTensor strides are not supported in writes; pass a contiguous array",
             ));
         }
-    }
-    let element =
-        dt.element_bytes().ok_or_else(|| Error::invalid_argument(format!("dtype {dt} has no whole-byte size")))?;
-    let count = shape
-        .iter()
-        .try_fold(1u64, |a, d| a.checked_mul(*d))
-        .ok_or_else(|| Error::invalid_argument("shape overflows"))?;
-    let len = count.checked_mul(element as u64).ok_or_else(|| Error::invalid_argument("size overflows"))? as usize;
-    if let Ok(nb) = obj.getattr("_nbytes")
-        && let Ok(nb) = nb.extract::<u64>()
-        && (len as u64).saturating_add(offset) > nb
-    {
-        return Err(Error::invalid_argument(format!("DLTensor describes {len} bytes but its buffer holds {nb}")));
     }
     if data == 0 && len > 0 {
         return Err(Error::invalid_argument("DLTensor has no data"));

@@ -120,6 +120,16 @@ def test_cuda_descriptor_without_sync_is_copied_unordered_and_strided_rows_are_g
         six = np.arange(6, dtype=np.float32) * 10
         t = ov.make_dltensor(six, device_type=ov.DLDeviceType.kDLCUDA, shape=[3], strides=[2])
         stage.write_attribute(q, "strided", 1, t, is_array=False).wait()
+        # A record that describes more than its buffer holds is refused
+        # before the device is read.
+        short = ov.make_dltensor(np.zeros(2, np.float32), device_type=ov.DLDeviceType.kDLCUDA, shape=[3])
+        before = len(log())
+        try:
+            stage.write_attribute(q, "short", 1, short, is_array=False).wait()
+            raise AssertionError("accepted")
+        except ov.OvstageError as e:
+            assert e.code == ov.ErrorCode.INVALID_ARGUMENT and "describes 12 bytes" in str(e), e
+        assert "copy" not in log()[before:]
         assert latest("plain", 1) == [7, 8, 9]
         assert latest("strided", 1) == [0.0, 20.0, 40.0]
     ''')
