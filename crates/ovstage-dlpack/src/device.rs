@@ -72,7 +72,7 @@ pub(crate) fn residency(d: DLDevice, what: impl std::fmt::Display) -> Result<Res
 
 /// Whether an input on device `d` is CUDA device memory (`true`: staged to
 /// the host at enqueue) or host memory (`false`: read in place), decided as
-/// for every `DLTensor` input (see [`residency`]), errors included. For
+/// for every `DLTensor` input (the same function decides), errors included. For
 /// bindings whose tensors are not `DLTensor`s.
 pub fn input_is_device_memory(d: DLDevice, what: impl std::fmt::Display) -> Result<bool> {
     Ok(matches!(residency(d, what)?, Residency::Cuda(_)))
