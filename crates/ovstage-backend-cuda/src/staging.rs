@@ -33,6 +33,9 @@ impl CudaSync {
     /// No synchronisation asked for.
     pub const NONE: CudaSync = CudaSync { stream: 0, wait_event: 0 };
 
+    /// `stream`'s value for the legacy default stream (`CU_STREAM_LEGACY`).
+    pub const LEGACY_STREAM: usize = 1;
+
     /// Whether either knob is set.
     pub fn is_set(self) -> bool {
         self.stream != 0 || self.wait_event != 0

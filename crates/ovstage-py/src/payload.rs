@@ -49,9 +49,6 @@ impl HostBytes for PyOwnedBytes {
 
 static ASCONTIGUOUS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// `CU_STREAM_LEGACY`, as `cuda_sync.stream` spells it.
-const LEGACY_DEFAULT_STREAM: usize = 1;
-
 /// The element type of a numpy dtype, or `ValueError`.
 pub(crate) fn numpy_dtype(kind: u8, itemsize: usize) -> PyResult<DType> {
     let code = numpy_code(kind)
@@ -246,10 +243,14 @@ fn item(py: Python<'_>, obj: &Bound<'_, PyAny>, sync: CudaSync) -> PyResult<Resu
         // the producer makes its work visible there. Only a CUDA producer
         // is asked (a host one refuses a stream); the others are refused
         // by the import check when `sync` is set.
-        let on_cuda = obj.hasattr("__dlpack_device__")?
-            && obj.call_method0("__dlpack_device__")?.get_item(0)?.extract::<i64>().ok()
-                == Some(i64::from(ovstage_dlpack::device::CUDA));
-        let stream = (on_cuda && sync.stream != 0).then(|| sync.stream.into_pyobject(py)).transpose()?;
+        // Asked only when a stream is given: most writes name none, and
+        // need no extra call into the producer.
+        let on_cuda = || -> PyResult<bool> {
+            Ok(obj.hasattr("__dlpack_device__")?
+                && obj.call_method0("__dlpack_device__")?.get_item(0)?.extract::<i64>().ok()
+                    == Some(i64::from(ovstage_dlpack::device::CUDA)))
+        };
+        let stream = if sync.stream != 0 && on_cuda()? { Some(sync.stream.into_pyobject(py)?) } else { None };
         let managed = capsule::ingest(obj, stream.as_ref().map(|s| s.as_any()))?;
         return Ok(managed_tensor(managed, sync));
     }
@@ -273,7 +274,7 @@ fn item(py: Python<'_>, obj: &Bound<'_, PyAny>, sync: CudaSync) -> PyResult<Resu
 /// there (the DLPack protocol), so the copy sees it.
 pub(crate) fn managed_tensor(managed: Arc<Managed>, sync: CudaSync) -> Result<Tensor, Error> {
     let cuda = managed.tensor().device.device_type.0 == ovstage_dlpack::device::CUDA;
-    let sync = if cuda && sync.stream == 0 { CudaSync { stream: LEGACY_DEFAULT_STREAM, ..sync } } else { sync };
+    let sync = if cuda && sync.stream == 0 { CudaSync { stream: CudaSync::LEGACY_STREAM, ..sync } } else { sync };
     // SAFETY: the managed tensor is valid while `managed` lives; the stage
     // tensor holds a clone of it.
     unsafe { ovstage_dlpack::import::tensor(managed.tensor(), Some(&managed), &|| RowBound::Any, sync, "tensors") }
