@@ -363,6 +363,13 @@ impl ReadGroup {
         self.prepared.0.take()
     }
 
+    /// Replaces what the binding's preparer built for this group (a
+    /// [`crate::ReadFinisher`] that moved the group's data elsewhere
+    /// describes it anew).
+    pub fn set_prepared(&mut self, prepared: Prepared) {
+        self.prepared = PreparedSlot(Some(prepared));
+    }
+
     /// The attribute.
     pub fn attribute(&self) -> Token {
         self.attribute

@@ -72,6 +72,7 @@ pub use map::MapDesc;
 pub use map_detach::DetachedBuffer;
 pub use paths::PathDictionary;
 pub use query::{Predicate, QueryResult};
+pub use read::ReadFinisher;
 pub use schema::{Schema, ValueKind};
 pub use stage::{Stage, StoreStats};
 pub use state::CloneResult;

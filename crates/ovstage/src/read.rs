@@ -61,6 +61,11 @@ fn read_cells(prims: usize, requested: &[Requested], range: OrdinalRange) -> usi
     cells
 }
 
+/// A read's last step, run by its job (see
+/// [`Stage::read_attributes_finishing`]): given the read's groups, or its
+/// error.
+pub type ReadFinisher = Box<dyn FnOnce(std::result::Result<&mut [ReadGroup], &Error>) -> Result<()> + Send>;
+
 /// The attributes of a read (usually one or two: no allocation).
 type ReadTargets = SmallVec<[ReadTarget; 2]>;
 
@@ -105,7 +110,25 @@ impl Stage {
         attributes: &[AttrRef<'_>],
         range: OrdinalRange,
     ) -> Result<Enqueued<ReadHandle>> {
-        self.inner.enqueue_read(query, attributes, range)
+        self.inner.enqueue_read(query, attributes, range, None)
+    }
+
+    /// [`Stage::read_attributes`], with `finish` run by the read's job once
+    /// its groups are built (or it failed), before the op reports complete:
+    /// a binding's last step on the read's groups (the placement
+    /// extension's device copies and availability events). It runs exactly
+    /// once for an accepted read, on success and on failure, and never for
+    /// a read rejected at enqueue. An error it returns fails a read that
+    /// had succeeded (no group is handed out); on a failed read its error is
+    /// dropped and the read's own stays.
+    pub fn read_attributes_finishing(
+        &self,
+        query: QueryHandle,
+        attributes: &[AttrRef<'_>],
+        range: OrdinalRange,
+        finish: ReadFinisher,
+    ) -> Result<Enqueued<ReadHandle>> {
+        self.inner.enqueue_read(query, attributes, range, Some(finish))
     }
 
     /// The next group of a read, waiting up to `timeout` for the read to
@@ -164,6 +187,7 @@ impl StageInner {
         query: QueryHandle,
         attributes: &[AttrRef<'_>],
         range: OrdinalRange,
+        finish: Option<ReadFinisher>,
     ) -> Result<Enqueued<ReadHandle>> {
         let q = self.query(query, CALL)?;
         let mut requested: SmallVec<[Requested; 2]> = SmallVec::with_capacity(attributes.len());
@@ -269,15 +293,26 @@ impl StageInner {
                 chosen.push(ReadTarget::Column { family: f.clone(), label, end: end.min(floor) });
             }
             Ok(Box::new(move || {
-                let result = owner.run_read(&job_query, &chosen, range);
+                let mut result = owner.run_read(&job_query, &chosen, range);
+                if let Ok(groups) = &mut result
+                    && let Some(prepare) = owner.preparer.get()
+                {
+                    for g in groups.iter_mut() {
+                        g.prepared = PreparedSlot(prepare(g));
+                    }
+                }
+                if let Some(finish) = finish {
+                    let finished = match &mut result {
+                        Ok(groups) => finish(Ok(groups)),
+                        Err(e) => finish(Err(e)).or(Ok(())),
+                    };
+                    if let Err(e) = finished {
+                        result = Err(e);
+                    }
+                }
                 let failure = result.as_ref().err().cloned();
                 match result {
-                    Ok(mut groups) => {
-                        if let Some(prepare) = owner.preparer.get() {
-                            for g in &mut groups {
-                                g.prepared = PreparedSlot(prepare(g));
-                            }
-                        }
+                    Ok(groups) => {
                         *lock(&job_state.groups) = groups.into();
                     }
                     Err(e) => {
