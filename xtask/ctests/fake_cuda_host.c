@@ -1,9 +1,11 @@
 /*
- * A fake CUDA driver for xtask/ctests/cuda_staging.c (OVSTAGE_LIBCUDA names
- * it): one device whose "device memory" is host memory, so writes from
- * kDLCUDA tensors run end to end without a GPU. It keeps a log of the calls
- * that order and copy (record, wait, copy, sync) in the environment variable
- * OVSTAGE_FAKE_CUDA_LOG, where the test reads it.
+ * A fake CUDA driver for xtask/ctests/cuda_staging.c and cuda_placement.c
+ * (OVSTAGE_LIBCUDA names it): one device whose "device memory" is host
+ * memory, so writes from kDLCUDA tensors and reads placed on the device run
+ * end to end without a GPU. It keeps a log of the calls that order, copy,
+ * allocate and free (record, wait, copy, upload, sync, alloc, free) in the
+ * environment variable OVSTAGE_FAKE_CUDA_LOG, where the tests read it.
+ * Event 0xBAD is one the driver refuses to record (CUDA_ERROR_INVALID_HANDLE).
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -74,6 +76,10 @@ int cuEventCreate(void** event, unsigned flags)
 int cuEventRecord(void* event, void* stream)
 {
     char text[64];
+    if (event == (void*)0xBAD) {
+        note("refused record;");
+        return 400;
+    }
     snprintf(text, sizeof(text), "record %lx on %lx;", (unsigned long)event, (unsigned long)stream);
     note(text);
     return 0;
@@ -100,6 +106,38 @@ int cuStreamSynchronize(void* stream)
 {
     char text[32];
     snprintf(text, sizeof(text), "sync %lx;", (unsigned long)stream);
+    note(text);
+    return 0;
+}
+int cuStreamGetCtx(void* stream, void** ctx)
+{
+    (void)stream;
+    *ctx = (void*)0xC0;
+    return 0;
+}
+int cuMemAlloc_v2(unsigned long long* dptr, size_t bytes)
+{
+    char text[48];
+    void* p = malloc(bytes);
+    if (!p) {
+        return 2;
+    }
+    *dptr = (unsigned long long)(size_t)p;
+    snprintf(text, sizeof(text), "alloc %lu;", (unsigned long)bytes);
+    note(text);
+    return 0;
+}
+int cuMemFree_v2(unsigned long long dptr)
+{
+    free((void*)(size_t)dptr);
+    note("free;");
+    return 0;
+}
+int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void* src, size_t bytes, void* stream)
+{
+    char text[64];
+    memcpy((void*)(size_t)dst, src, bytes);
+    snprintf(text, sizeof(text), "upload %lu on %lx;", (unsigned long)bytes, (unsigned long)stream);
     note(text);
     return 0;
 }

@@ -243,15 +243,16 @@ static void placement(ovstage_instance_t* real)
     ovstage_map_handle_t map = 1;
     ovstage_enqueue_result_t r;
 
-    /* This library has no placement table. */
-    CHECK_STATUS(ovstage_query_placement_extension(real, &found), OVSTAGE_ERROR_NOT_FOUND);
-    CHECK(found == NULL);
+    /* This library's placement table: found, and its slots check their
+     * arguments as the unplaced ones do (a bad query handle, a NULL desc). */
+    CHECK_STATUS(ovstage_query_placement_extension(real, &found), OVSTAGE_OK);
+    CHECK(found != NULL && found->header.version == OVSTAGE_PLACEMENT_EXTENSION_VERSION);
     CHECK_STATUS(ovstage_query_placement_extension(real, NULL), OVSTAGE_ERROR_INVALID_ARGUMENT);
     r = ovstage_read_attributes_on_device(real, 1, NULL, 0, latest, &where, &read);
-    CHECK(r.status == OVSTAGE_ERROR_NOT_FOUND && r.op_index == OVSTAGE_INVALID_OP_ID);
+    CHECK(r.status == OVSTAGE_ERROR_INVALID_HANDLE && r.op_index == OVSTAGE_INVALID_OP_ID);
     CHECK(read == OVSTAGE_INVALID_READ_HANDLE);
     r = ovstage_map_attribute_on_device(real, 1, NULL, 1, NULL, 0, &where, &map);
-    CHECK(r.status == OVSTAGE_ERROR_NOT_FOUND && map == OVSTAGE_INVALID_MAP_HANDLE);
+    CHECK(r.status == OVSTAGE_ERROR_INVALID_ARGUMENT && map == OVSTAGE_INVALID_MAP_HANDLE);
 
     /* A stand-in instance with one. */
     memset(&vtable, 0, sizeof(vtable));

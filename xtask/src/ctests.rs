@@ -17,7 +17,10 @@
 //!   and run, with `xtask/ctests/fake_cuda.c` as its CUDA driver;
 //! - `xtask/ctests/cuda_staging.c` (writes from CUDA tensors, `cuda_sync`
 //!   capture) against `xtask/ctests/fake_cuda_host.c`, a driver whose device
-//!   memory is host memory.
+//!   memory is host memory;
+//! - `xtask/ctests/cuda_placement.c` (the `ovstage.placement` extension:
+//!   placed reads in device memory, availability events) against the same
+//!   fake driver.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -322,6 +325,14 @@ fn runtime_check(dir: &Path) -> Result<(), String> {
     let source = crate::root().join("xtask/ctests/cuda_staging.c");
     compile("gcc", C_FLAGS, &source, &["-L", &lib, "-lovstage", &rpath], &staging)?;
     let out = run("cuda_staging.c", Command::new(&staging).env("OVSTAGE_LIBCUDA", &host_fake))?;
+    for line in out.lines() {
+        println!("    {line}");
+    }
+    // The placement extension, against the same driver.
+    let placement = dir.join("cuda_placement");
+    let source = crate::root().join("xtask/ctests/cuda_placement.c");
+    compile("gcc", C_FLAGS, &source, &["-L", &lib, "-lovstage", &rpath], &placement)?;
+    let out = run("cuda_placement.c", Command::new(&placement).env("OVSTAGE_LIBCUDA", &host_fake))?;
     for line in out.lines() {
         println!("    {line}");
     }

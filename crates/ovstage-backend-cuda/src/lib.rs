@@ -7,6 +7,7 @@
 //! `cuInit`; a machine without a driver loads the library all the same.
 
 pub mod kernels;
+pub mod placement;
 pub mod staging;
 
 #[cfg(driven)]

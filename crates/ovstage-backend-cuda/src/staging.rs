@@ -17,7 +17,7 @@
 use std::mem::MaybeUninit;
 
 #[cfg(driven)]
-mod driven;
+pub(crate) mod driven;
 
 /// A client's `ovstage_cuda_sync_t`: 0 for none; `stream` 1 is the legacy
 /// default stream, anything else a `CUstream`; `wait_event` a `CUevent`.

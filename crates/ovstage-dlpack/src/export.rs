@@ -27,6 +27,8 @@ use ovstage_abi::dlpack::{
     DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_MAJOR_VERSION,
     DLPACK_MINOR_VERSION, DLPackVersion, DLTensor,
 };
+use ovstage_backend_cuda::placement::DeviceCopy;
+use ovstage_backend_cuda::staging::StageError;
 use ovstage_types::{DType, Device, Error, Result};
 use smallvec::SmallVec;
 
@@ -147,11 +149,11 @@ impl Tensors {
     /// The strides do not depend on `n`, so the tensors share one strides
     /// array, and consecutive tensors of the same `n` share one shape
     /// array. Two allocations (tensors and dims) whatever the count.
-    fn rows<'a>(
+    fn rows(
         device: Device,
         dtype: DType,
         trailing: &[u64],
-        mut data: impl ExactSizeIterator<Item = &'a [u8]>,
+        mut data: impl ExactSizeIterator<Item = *const u8>,
         lengths: impl ExactSizeIterator<Item = u64> + Clone,
     ) -> Tensors {
         let count = data.len();
@@ -163,7 +165,7 @@ impl Tensors {
                 let mut shape: SmallVec<[u64; 3]> = SmallVec::from_slice(&[lengths.next().unwrap_or(0)]);
                 shape.extend_from_slice(trailing);
                 push_compact(dims, &shape);
-                data.next().unwrap_or(&[]).as_ptr()
+                data.next().unwrap_or(std::ptr::null())
             });
         }
         // `dims`: the shared strides (those of `[0, trailing...]`), then
@@ -203,7 +205,7 @@ impl Tensors {
                     // and never reallocates.
                     shape = shape.wrapping_add(ndim);
                 }
-                DLTensor { data: bytes.as_ptr().cast_mut().cast(), shape, ..template }
+                DLTensor { data: bytes.cast_mut().cast(), shape, ..template }
             })
             .collect();
         Tensors::Many { tensors, _dims: dims }
@@ -271,6 +273,9 @@ fn push_compact(dims: &mut Dims, shape: &[u64]) {
 pub struct ReadTensors {
     group: ReadGroup,
     tensors: Tensors,
+    /// The device copy the descriptors point into, for a read placed on a
+    /// device.
+    device_copy: Option<DeviceCopy>,
 }
 
 // SAFETY: the raw pointers inside point into `group`'s pinned immutable
@@ -280,9 +285,10 @@ unsafe impl Send for ReadTensors {}
 // SAFETY: as above; shared access only reads.
 unsafe impl Sync for ReadTensors {}
 
-/// A group's descriptors built while its read ran ([`prepare`]), carried
-/// in the group until [`ReadTensors::new`] takes them.
-struct PreparedTensors(Tensors);
+/// A group's descriptors built while its read ran ([`prepare`], or
+/// [`place_on_device`] with the device copy they point into), carried in
+/// the group until [`ReadTensors::new`] takes them.
+struct PreparedTensors(Tensors, Option<DeviceCopy>);
 
 // SAFETY: the descriptors' pointers point into the group's image (shared,
 // immutable heap memory the group pins) and into the descriptors' own
@@ -297,23 +303,55 @@ unsafe impl Sync for PreparedTensors {}
 /// group (one per prim for arrays) are written by the read's job on a lane
 /// and the fetch only hands them over.
 pub fn prepare(group: &ReadGroup) -> Option<Prepared> {
-    Some(Box::new(PreparedTensors(describe(group))))
+    Some(Box::new(PreparedTensors(describe(group), None)))
+}
+
+/// Copies `group`'s values to CUDA device `ordinal` (queued on `stream`)
+/// and makes its descriptors point there: what a read placed on a device
+/// hands out. The copy is the group's, freed when the group is released.
+/// A tombstone group has nothing to copy.
+///
+/// # Safety
+/// `stream` is 0, 1, 2 or a live `CUstream` of the device's primary
+/// context; the group's memory stays put until the stream has run the
+/// copies (the group pins it).
+pub unsafe fn place_on_device(group: &mut ReadGroup, ordinal: u32, stream: usize) -> Result<(), StageError> {
+    let Some(data) = group.data() else { return Ok(()) };
+    let parts: Vec<&[u8]> = if data.is_array() { data.array_bytes().collect() } else { vec![data.bytes()] };
+    // SAFETY: forwarded; the parts are the group's pinned memory.
+    let copy = unsafe { DeviceCopy::upload(ordinal, &parts, stream)? };
+    // Tensor `i` is part `i`: described as on the host, then pointed at
+    // the copy.
+    let at = |i: usize, _: *const u8| copy.part(i) as usize as *const u8;
+    let device = Device::Cuda(ordinal);
+    let tensors = describe_as(group, device, at);
+    group.set_prepared(Box::new(PreparedTensors(tensors, Some(copy))));
+    Ok(())
 }
 
 /// `group`'s descriptors.
 fn describe(group: &ReadGroup) -> Tensors {
-    let device = read_device(group);
+    describe_as(group, read_device(group), |_, p| p)
+}
+
+/// `group`'s descriptors on `device`, tensor `i`'s data pointer `p` mapped
+/// to `at(i, p)` (`p` itself for the group's own memory).
+fn describe_as(group: &ReadGroup, device: Device, at: impl Fn(usize, *const u8) -> *const u8) -> Tensors {
     match group.data() {
         None => Tensors::None,
-        Some(data) if data.is_array() => {
-            Tensors::rows(device, data.dtype(), data.element_dims(), data.array_bytes(), data.array_lengths())
-        }
+        Some(data) if data.is_array() => Tensors::rows(
+            device,
+            data.dtype(),
+            data.element_dims(),
+            data.array_bytes().enumerate().map(|(i, b)| at(i, b.as_ptr())),
+            data.array_lengths(),
+        ),
         // A fixed-size group is one tensor whose shape and strides the
         // group already holds: no tensor view is built to read them.
         Some(data) => Tensors::build(device, data.dtype(), 1, |_, dims| {
             dims.extend(data.shape().iter().map(|d| *d as i64));
             dims.extend_from_slice(data.strides());
-            data.as_ptr()
+            at(0, data.as_ptr())
         }),
     }
 }
@@ -322,11 +360,17 @@ impl ReadTensors {
     /// Describes `group`'s tensors, with the descriptors [`prepare`] built
     /// when there are some.
     pub fn new(mut group: ReadGroup) -> ReadTensors {
-        let tensors = match group.take_prepared().map(|p| p.downcast::<PreparedTensors>()) {
-            Some(Ok(prepared)) => prepared.0,
-            _ => describe(&group),
+        let (tensors, device_copy) = match group.take_prepared().map(|p| p.downcast::<PreparedTensors>()) {
+            Some(Ok(prepared)) => (prepared.0, prepared.1),
+            _ => (describe(&group), None),
         };
-        ReadTensors { group, tensors }
+        ReadTensors { group, tensors, device_copy }
+    }
+
+    /// The device the descriptors point into: the group's own memory, or
+    /// the device a placed read copied it to.
+    pub fn device(&self) -> Device {
+        self.device_copy.as_ref().map_or_else(|| read_device(&self.group), |c| Device::Cuda(c.ordinal()))
     }
 
     /// The group.

@@ -15,6 +15,9 @@
 //!   legacy, whose deleter drops the Rust owner of the memory exactly once
 //!   (what Python's `__dlpack__` hands out). Exports are zero-copy.
 //! - [`device`]: DLPack device types and [`Device`].
+//! - [`placement`]: the experimental `ovstage.placement` extension's
+//!   rules (placements, availability events, a placed read's device
+//!   copies).
 //! - `testing` (feature `testing`): counted managed tensors for the
 //!   bindings' tests.
 //!
@@ -25,6 +28,7 @@
 pub mod device;
 pub mod export;
 pub mod import;
+pub mod placement;
 #[cfg(feature = "testing")]
 pub mod testing;
 

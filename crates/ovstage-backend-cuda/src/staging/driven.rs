@@ -75,6 +75,21 @@ fn device_state(ordinal: u32) -> Result<DeviceState, StageError> {
     Ok(DeviceState { context, stream, capture })
 }
 
+/// Device `ordinal`'s primary context (retained once per process, with
+/// our copy stream and capture event), for the placement calls.
+pub(crate) fn primary_context(ordinal: u32) -> Result<Handle, StageError> {
+    crate::probe_device(ordinal).map_err(StageError::NoDevice)?;
+    let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
+    let slot = ordinal as usize;
+    if devices.len() <= slot {
+        devices.resize_with(slot + 1, || None);
+    }
+    if devices[slot].is_none() {
+        devices[slot] = Some(device_state(ordinal)?);
+    }
+    Ok(devices[slot].as_ref().expect("just made").context)
+}
+
 /// [`super::stage`] with the driver.
 ///
 /// # Safety

@@ -73,7 +73,8 @@ pub(super) unsafe extern "C" fn get_path_dictionary(ctx: *mut ovstage_context_t)
     unsafe { with_context(ctx, "get_path_dictionary", |c| (&raw const c.dictionary).cast_mut()) }
 }
 
-/// `query_extension`: this library provides no extension tables.
+/// `query_extension`: the placement table (`"ovstage.placement"`), and no
+/// other.
 pub(super) unsafe extern "C" fn query_extension(
     ctx: *mut ovstage_context_t,
     name: *const c_char,
@@ -91,9 +92,17 @@ pub(super) unsafe extern "C" fn query_extension(
             // SAFETY: a non-NULL name is NUL-terminated per the contract.
             match strings::c_text(name, format_args!("{CALL}: name")) {
                 Err(e) => report(&e),
+                Ok(n) if n == super::placed::NAME => {
+                    // SAFETY: checked non-NULL above.
+                    out.write((&raw const super::placed::TABLE).cast());
+                    crate::error::c_status(Status::Ok)
+                }
                 Ok(n) => error::fail(
                     Status::NotFound,
-                    &format!("{CALL}: this library provides no extension named '{n}' (it provides no extensions)"),
+                    &format!(
+                        "{CALL}: this library provides no extension named '{n}' (it provides '{}')",
+                        super::placed::NAME
+                    ),
                 ),
             }
         })

@@ -5,11 +5,12 @@ use stage::MapDesc;
 
 use super::queries::query_handle;
 use super::writes::prim_mode;
-use super::{enqueue_slot, handle_slot, in_call, with_context};
+use super::{enqueue_slot, handle_slot, in_call, placed, with_context};
 use crate::abi::api_types::{
     ovstage_api_status_t, ovstage_context_t, ovstage_cuda_sync_t, ovstage_enqueue_result_t, ovstage_map_desc_t,
     ovstage_map_group_t, ovstage_map_handle_t, ovstage_ordinal_t, ovstage_query_handle_t, ovstage_timeout_ns_t,
 };
+use crate::abi::placement::ovstage_placement_t;
 use crate::error::{c_status, report};
 use crate::results::HeldMapGroup;
 use crate::strings;
@@ -45,20 +46,53 @@ pub(super) unsafe extern "C" fn map_attribute(
     element_count: usize,
     out: *mut ovstage_map_handle_t,
 ) -> ovstage_enqueue_result_t {
-    const CALL: &str = "map_attribute";
+    // SAFETY: forwarded; no placement is the unplaced call.
+    unsafe {
+        map_attribute_placed(
+            ctx,
+            handle,
+            desc,
+            ordinal,
+            element_sizes,
+            element_count,
+            std::ptr::null(),
+            out,
+            "map_attribute",
+        )
+    }
+}
+
+/// `map_attribute`, or `map_attribute_on_device` with `placement` (NULL:
+/// none).
+///
+/// # Safety
+/// The contract's preconditions on the pointers.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn map_attribute_placed(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_query_handle_t,
+    desc: *const ovstage_map_desc_t,
+    ordinal: ovstage_ordinal_t,
+    element_sizes: *const usize,
+    element_count: usize,
+    placement: *const ovstage_placement_t,
+    out: *mut ovstage_map_handle_t,
+    call: &'static str,
+) -> ovstage_enqueue_result_t {
     // SAFETY: the contract's preconditions on the pointers.
     unsafe {
-        handle_slot(ctx, CALL, out, |c| {
-            strings::non_null(desc, format_args!("{CALL}: desc"))?;
+        handle_slot(ctx, call, out, |c| {
+            placed::map_placement(placement, call)?;
+            strings::non_null(desc, format_args!("{call}: desc"))?;
             let d = &*desc;
-            let q = query_handle(handle, CALL)?;
-            let attribute = strings::attribute(d.attribute, format_args!("{CALL}: desc->attribute"))?;
+            let q = query_handle(handle, call)?;
+            let attribute = strings::attribute(d.attribute, format_args!("{call}: desc->attribute"))?;
             let dtype = if (d.dtype.code, d.dtype.bits, d.dtype.lanes) == (0, 0, 0) {
                 None
             } else {
                 let code = DTypeCode::from_raw(d.dtype.code).ok_or_else(|| {
                     Error::invalid_argument(format!(
-                        "{CALL}: desc->dtype.code {} is not a DLPack type code",
+                        "{call}: desc->dtype.code {} is not a DLPack type code",
                         d.dtype.code
                     ))
                 })?;
@@ -70,31 +104,31 @@ pub(super) unsafe extern "C" fn map_attribute(
             let semantic = Semantic::from_raw(d.semantic.0).unwrap_or(Semantic::None);
             let attribute_mode = AttributeMode::from_raw(d.attribute_mode.0).ok_or_else(|| {
                 Error::invalid_argument(format!(
-                    "{CALL}: desc->attribute_mode {} is not REJECT or FORCE",
+                    "{call}: desc->attribute_mode {} is not REJECT or FORCE",
                     d.attribute_mode.0
                 ))
             })?;
-            let desc = MapDesc { attribute, dtype, semantic, prim_mode: prim_mode(d.prim_mode, CALL)?, attribute_mode };
+            let desc = MapDesc { attribute, dtype, semantic, prim_mode: prim_mode(d.prim_mode, call)?, attribute_mode };
             let sizes = if element_sizes.is_null() {
                 if element_count != 0 {
                     return Err(Error::invalid_argument(format!(
-                        "{CALL}: element_sizes is NULL but element_count is {element_count}"
+                        "{call}: element_sizes is NULL but element_count is {element_count}"
                     )));
                 }
                 None
             } else {
-                let s = strings::slice(element_sizes, element_count, format_args!("{CALL}: element_sizes"))?;
+                let s = strings::slice(element_sizes, element_count, format_args!("{call}: element_sizes"))?;
                 let mut sizes = Vec::new();
                 sizes.try_reserve_exact(s.len()).map_err(|_| {
                     Error::new(
                         Status::OutOfMemory,
-                        format!("{CALL}: could not allocate a copy of element_sizes ({} entries)", s.len()),
+                        format!("{call}: could not allocate a copy of element_sizes ({} entries)", s.len()),
                     )
                 })?;
                 sizes.extend(s.iter().map(|n| *n as u64));
                 Some(sizes)
             };
-            let e = c.stage.map_attribute(q, desc, ordinal, sizes.as_deref()).map_err(in_call(CALL))?;
+            let e = c.stage.map_attribute(q, desc, ordinal, sizes.as_deref()).map_err(in_call(call))?;
             Ok((e.handle.get(), e.op))
         })
     }

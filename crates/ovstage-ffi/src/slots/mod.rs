@@ -16,6 +16,7 @@ pub(crate) mod dictionary;
 mod maps;
 mod ops;
 mod ordinals;
+mod placed;
 mod queries;
 mod reads;
 mod writes;

@@ -3,12 +3,13 @@
 use ovstage_types::{Error, OrdinalRange, ReadHandle, Result, Status, Timeout};
 
 use super::queries::query_handle;
-use super::{enqueue_slot, handle_slot, in_call, with_context};
+use super::{enqueue_slot, handle_slot, in_call, placed, with_context};
 use crate::abi::api_types::{
     ovstage_api_status_t, ovstage_context_t, ovstage_enqueue_result_t, ovstage_ordinal_range_t, ovstage_query_handle_t,
     ovstage_read_group_t, ovstage_read_handle_t, ovstage_timeout_ns_t,
 };
 use crate::abi::ovx_string::ovx_token_t;
+use crate::abi::placement::ovstage_placement_t;
 use crate::error::{c_status, report};
 use crate::results::HeldGroup;
 use crate::strings::{self, Arg};
@@ -41,13 +42,43 @@ pub(super) unsafe extern "C" fn read_attributes(
     r: ovstage_ordinal_range_t,
     out: *mut ovstage_read_handle_t,
 ) -> ovstage_enqueue_result_t {
-    const CALL: &str = "read_attributes";
+    // SAFETY: forwarded; no placement is the unplaced call.
+    unsafe { read_attributes_placed(ctx, handle, attrs, attr_count, r, std::ptr::null(), out, "read_attributes") }
+}
+
+/// `read_attributes`, or `read_attributes_on_device` with `placement`
+/// (NULL: none).
+///
+/// # Safety
+/// The contract's preconditions on the pointers.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn read_attributes_placed(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_query_handle_t,
+    attrs: *const ovx_token_t,
+    attr_count: usize,
+    r: ovstage_ordinal_range_t,
+    placement: *const ovstage_placement_t,
+    out: *mut ovstage_read_handle_t,
+    call: &'static str,
+) -> ovstage_enqueue_result_t {
     // SAFETY: the contract's preconditions on the pointers.
     unsafe {
-        handle_slot(ctx, CALL, out, |c| {
-            let q = query_handle(handle, CALL)?;
-            let attrs = strings::tokens(attrs, attr_count, Arg(CALL, "attrs"))?;
-            let e = c.stage.read_attributes(q, &attrs, range(&r, CALL)?).map_err(in_call(CALL))?;
+        handle_slot(ctx, call, out, |c| {
+            let placed = placed::placement(placement, call)?;
+            let q = query_handle(handle, call)?;
+            let attrs = strings::tokens(attrs, attr_count, Arg(call, "attrs"))?;
+            let range = range(&r, call)?;
+            let e = if placed.is_unplaced() {
+                c.stage.read_attributes(q, &attrs, range)
+            } else {
+                let on = placed.read_record(call)?;
+                // SAFETY: the placement's handles are the caller's, live
+                // until the read has run, per the contract.
+                let finish = placed.read_finisher(on, call);
+                c.stage.read_attributes_finishing(q, &attrs, range, finish)
+            };
+            let e = e.map_err(in_call(call))?;
             Ok((e.handle.get(), e.op))
         })
     }

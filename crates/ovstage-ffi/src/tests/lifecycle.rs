@@ -90,15 +90,18 @@ fn version_error_strings_and_build_info() {
 }
 
 #[test]
-fn extensions_are_not_found_and_null_arguments_rejected() {
+fn unknown_extensions_are_not_found_and_null_arguments_rejected() {
     let _g = shared();
     let i = Inst::new();
     let mut table: *const c_void = std::ptr::dangling();
     // SAFETY: live instance, valid name and output.
-    let st = unsafe { (i.vt().query_extension.unwrap())(i.ctx(), c"ovstage.placement".as_ptr(), &mut table) };
+    let st = unsafe { (i.vt().query_extension.unwrap())(i.ctx(), c"ovstage.placement2".as_ptr(), &mut table) };
     assert_eq!(st.0, NOT_FOUND);
     assert!(table.is_null());
-    assert!(last_error().contains("no extension named 'ovstage.placement'"));
+    assert_eq!(
+        last_error(),
+        "query_extension: this library provides no extension named 'ovstage.placement2' (it provides 'ovstage.placement')"
+    );
     // SAFETY: NULL name is reported.
     assert_eq!(unsafe { (i.vt().query_extension.unwrap())(i.ctx(), std::ptr::null(), &mut table) }.0, INVALID_ARGUMENT);
     // SAFETY: NULL output is reported.

@@ -23,6 +23,7 @@ mod bounds;
 mod data;
 mod dictionary;
 mod lifecycle;
+mod placement;
 mod process;
 mod tensors;
 
@@ -196,6 +197,12 @@ impl Inst {
         if r.status.0 != OK {
             return Err((r.status.0, last_error()));
         }
+        self.fetch_all(read)
+    }
+
+    /// Fetches every group of `read` as [`ReadOut`]s, releasing each, then
+    /// releases the read.
+    pub(crate) fn fetch_all(&self, read: u64) -> Result<Vec<ReadOut>, (u32, String)> {
         let mut out = Vec::new();
         loop {
             // SAFETY: a zeroed group is a valid output buffer.
@@ -278,7 +285,7 @@ impl ReadOut {
                     expect *= shape[k];
                 }
                 assert_eq!((t.dtype.code, t.dtype.bits, t.dtype.lanes), (2, 32, 1), "f32 with scalar lanes");
-                assert_eq!(t.device.device_type.0, 1);
+                assert_eq!(t.device.device_type.0, 1, "host memory");
                 let n: i64 = shape.iter().product();
                 let values =
                     if n == 0 { &[][..] } else { std::slice::from_raw_parts(t.data.cast::<f32>(), n as usize) };

@@ -1,0 +1,139 @@
+//! The driver calls of the placement module.
+
+use std::ffi::c_void;
+
+use super::RecordOn;
+use crate::staging::StageError;
+use crate::staging::driven::primary_context;
+
+type Handle = *mut c_void;
+
+unsafe extern "C" {
+    #[link_name = "cuCtxSetCurrent"]
+    fn cu_ctx_set_current(ctx: Handle) -> u32;
+    #[link_name = "cuCtxGetCurrent"]
+    fn cu_ctx_get_current(ctx: *mut Handle) -> u32;
+    #[link_name = "cuStreamGetCtx"]
+    fn cu_stream_get_ctx(stream: Handle, ctx: *mut Handle) -> u32;
+    #[link_name = "cuEventRecord"]
+    fn cu_event_record(event: Handle, stream: Handle) -> u32;
+    #[link_name = "cuStreamSynchronize"]
+    fn cu_stream_synchronize(stream: Handle) -> u32;
+    #[link_name = "cuMemAlloc_v2"]
+    fn cu_mem_alloc(dptr: *mut u64, bytes: usize) -> u32;
+    #[link_name = "cuMemFree_v2"]
+    fn cu_mem_free(dptr: u64) -> u32;
+    #[link_name = "cuMemcpyHtoDAsync_v2"]
+    fn cu_memcpy_htod_async(dst: u64, src: *const c_void, bytes: usize, stream: Handle) -> u32;
+}
+
+/// Streams 0, 1 (`CU_STREAM_LEGACY`) and 2 (`CU_STREAM_PER_THREAD`) are the
+/// current context's default streams; anything else names one stream.
+const LAST_DEFAULT_STREAM: usize = 2;
+
+fn call(name: &'static str, code: u32) -> Result<(), StageError> {
+    if code == 0 { Ok(()) } else { Err(StageError::Failed { call: name, code }) }
+}
+
+pub(super) fn current_context() -> Result<usize, StageError> {
+    crate::probe_device(0).map_err(StageError::NoDevice)?;
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: the driver writes one handle.
+    call("cuCtxGetCurrent", unsafe { cu_ctx_get_current(&mut ctx) })?;
+    Ok(ctx as usize)
+}
+
+/// Runs `f` with `context` current, then puts back the thread's own.
+fn within<R>(context: Handle, f: impl FnOnce() -> Result<R, StageError>) -> Result<R, StageError> {
+    let mut previous = std::ptr::null_mut();
+    // SAFETY: the driver writes one handle.
+    call("cuCtxGetCurrent", unsafe { cu_ctx_get_current(&mut previous) })?;
+    if previous == context {
+        return f();
+    }
+    // SAFETY: a context of the driver's (or none).
+    call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(context) })?;
+    let result = f();
+    // SAFETY: the context that was current a moment ago (or none).
+    let restored = call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(previous) });
+    result.and_then(|r| restored.map(|()| r))
+}
+
+/// The context work on `stream` runs in: a specific stream's own, else
+/// `on`'s.
+///
+/// # Safety
+/// `stream` is a default stream or a live `CUstream`.
+unsafe fn context_of(stream: usize, on: RecordOn) -> Result<Handle, StageError> {
+    if stream > LAST_DEFAULT_STREAM {
+        crate::probe_device(0).map_err(StageError::NoDevice)?;
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: a live stream per the caller; the driver writes one handle.
+        call("cuStreamGetCtx", unsafe { cu_stream_get_ctx(stream as Handle, &mut ctx) })?;
+        return Ok(ctx);
+    }
+    match on {
+        RecordOn::Device(n) => primary_context(n),
+        RecordOn::Captured(ctx) => {
+            crate::probe_device(0).map_err(StageError::NoDevice)?;
+            Ok(ctx as Handle)
+        }
+    }
+}
+
+pub(super) unsafe fn record(event: usize, stream: usize, on: RecordOn) -> Result<(), StageError> {
+    // SAFETY: forwarded.
+    let context = unsafe { context_of(stream, on)? };
+    // SAFETY: the caller's handles, in their context.
+    within(context, || call("cuEventRecord", unsafe { cu_event_record(event as Handle, stream as Handle) }))
+}
+
+pub(super) unsafe fn synchronize(stream: usize, on: RecordOn) -> Result<(), StageError> {
+    // SAFETY: forwarded.
+    let context = unsafe { context_of(stream, on)? };
+    // SAFETY: the caller's stream, in its context.
+    within(context, || call("cuStreamSynchronize", unsafe { cu_stream_synchronize(stream as Handle) }))
+}
+
+pub(super) unsafe fn upload(
+    ordinal: u32,
+    parts: &[&[u8]],
+    offsets: &[usize],
+    total: usize,
+    stream: usize,
+) -> Result<u64, StageError> {
+    let context = primary_context(ordinal)?;
+    within(context, || {
+        let mut base = 0u64;
+        // SAFETY: the driver writes one address.
+        call("cuMemAlloc_v2", unsafe { cu_mem_alloc(&mut base, total) })?;
+        for (p, at) in parts.iter().zip(offsets) {
+            if p.is_empty() {
+                continue;
+            }
+            // SAFETY: `at + p.len() <= total`, within the allocation; the
+            // source is `p`, which the caller keeps until the stream ran.
+            let queued = call("cuMemcpyHtoDAsync_v2", unsafe {
+                cu_memcpy_htod_async(base + *at as u64, p.as_ptr().cast(), p.len(), stream as Handle)
+            });
+            if let Err(e) = queued {
+                // SAFETY: just allocated; nothing queued reads it once this
+                // copy failed to queue (earlier parts' copies only write it).
+                unsafe { cu_stream_synchronize(stream as Handle) };
+                // SAFETY: as above.
+                unsafe { cu_mem_free(base) };
+                return Err(e);
+            }
+        }
+        Ok(base)
+    })
+}
+
+pub(super) fn free(ordinal: u32, base: u64) {
+    // A failure here leaks device memory; there is nobody to report it to
+    // (a release cannot fail).
+    let Ok(context) = primary_context(ordinal) else { return };
+    // SAFETY: `base` came from cuMemAlloc_v2 in this context and is freed
+    // once.
+    let _ = within(context, || call("cuMemFree_v2", unsafe { cu_mem_free(base) }));
+}

@@ -1,0 +1,236 @@
+//! The experimental `ovstage.placement` extension's rules, shared by the C
+//! ABI and the Python binding: what a placement names, when a placed call
+//! is exactly the unplaced one, where and when the availability event is
+//! recorded, and a placed read's device copies.
+//!
+//! Columns stay in host memory (device-resident mirrors are not built
+//! yet), so:
+//! - a write placed on a CUDA device lands in the host store, as the
+//!   unplaced write does (a CUDA source is staged at enqueue); the op's
+//!   only device work is reading its CUDA sources, finished when the
+//!   enqueue returns, so its availability event is recorded then, once the
+//!   op is accepted;
+//! - a read placed on CUDA device `n` copies each group's values into
+//!   device memory the group owns (freed by `release_group`), queued on the
+//!   placement's stream, then records the event on that stream (or, without
+//!   one, drains the stream) before the read reports complete; so the
+//!   event covers the read's own transfer, and no write leaves device work
+//!   running that it would have to cover;
+//! - a host placement with an availability event records it on the calling
+//!   thread's current context (captured at enqueue for a read).
+//!
+//! The event is recorded exactly once per accepted op, also when the op
+//! fails; an enqueue rejected synchronously leaves it untouched. Nothing
+//! here touches the driver unless a placement names a CUDA device or an
+//! availability event: host-only clients stay CUDA-free.
+
+use ovstage::{ReadFinisher, ReadGroup};
+use ovstage_abi::dlpack::DLDevice;
+use ovstage_backend_cuda::placement::{self as driver, RecordOn};
+use ovstage_backend_cuda::staging::StageError;
+use ovstage_types::{Error, Result, Status};
+
+use crate::device::{CPU, CUDA, CUDA_HOST, CUDA_MANAGED};
+use crate::export::place_on_device;
+
+/// Which device's copy a placed op produces or selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `{0, 0}`: not asked (a write follows its source, a read and a map use
+    /// the host).
+    Unspecified,
+    /// `kDLCPU`.
+    Host,
+    /// `kDLCUDA` device `n`, which the driver has.
+    Cuda(u32),
+}
+
+/// An `ovstage_placement_t`, checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// The device.
+    pub target: Target,
+    /// The stream the op's device work runs on (0, 1 and 2 are default
+    /// streams).
+    pub stream: usize,
+    /// The caller's `CUevent` to record, or 0.
+    pub availability_event: usize,
+}
+
+/// `{0, 0}`, the unspecified device.
+const UNSPECIFIED: i32 = 0;
+
+impl Placement {
+    /// No placement: the unplaced call.
+    pub const NONE: Placement = Placement { target: Target::Unspecified, stream: 0, availability_event: 0 };
+
+    /// Checks a placement's fields; `call` names the call in errors. A CUDA
+    /// device must be there (the driver is asked, and opened the first
+    /// time): otherwise `INVALID_ARGUMENT`, as the published library
+    /// answers on a machine without a GPU. Pinned or managed host memory
+    /// is not a place a copy is kept: `NOT_SUPPORTED`.
+    pub fn parse(device: DLDevice, stream: usize, availability_event: usize, call: &str) -> Result<Placement> {
+        let (kind, id) = (device.device_type.0, device.device_id);
+        let target = match kind {
+            UNSPECIFIED if id == 0 => Target::Unspecified,
+            CPU if id == 0 => Target::Host,
+            UNSPECIFIED | CPU => {
+                let what = if kind == CPU { "the host (kDLCPU)" } else { "the unspecified device (type 0)" };
+                return Err(Error::invalid_argument(format!(
+                    "{call}: placement device {{{kind}, {id}}}: {what} has device id 0 only"
+                )));
+            }
+            CUDA => {
+                let n = u32::try_from(id).map_err(|_| {
+                    Error::invalid_argument(format!("{call}: placement names CUDA device {id}, a negative id"))
+                })?;
+                ovstage_backend_cuda::probe_device(n).map_err(|e| {
+                    Error::invalid_argument(format!("{call}: placement names CUDA device {n}, but {e}"))
+                })?;
+                Target::Cuda(n)
+            }
+            CUDA_HOST | CUDA_MANAGED => {
+                return Err(Error::not_supported(format!(
+                    "{call}: placement on device type {kind} (pinned or managed host memory) is not supported: \
+                     place on the host (kDLCPU) or on a CUDA device (kDLCUDA)"
+                )));
+            }
+            _ => {
+                return Err(Error::not_supported(format!(
+                    "{call}: placement on device type {kind} is not supported (kDLCPU or kDLCUDA)"
+                )));
+            }
+        };
+        Ok(Placement { target, stream, availability_event })
+    }
+
+    /// Whether the placed call is exactly the unplaced one: no device named
+    /// and no event to record (a stream alone carries no work then).
+    pub fn is_unplaced(&self) -> bool {
+        !matches!(self.target, Target::Cuda(_)) && self.availability_event == 0
+    }
+
+    /// Where a write's record on a default stream runs, decided at
+    /// enqueue: the placed device; with none, the device of the write's
+    /// CUDA sources (`sources`, distinct ordinals); otherwise the calling
+    /// thread's current context. `None` when there is no event. Sources
+    /// on several devices with no device named and a default stream
+    /// cannot be covered by one record: `INVALID_ARGUMENT`.
+    pub fn write_record(&self, sources: &[u32], call: &str) -> Result<Option<RecordOn>> {
+        if self.availability_event == 0 {
+            return Ok(None);
+        }
+        let on = match (self.target, sources) {
+            (Target::Cuda(n), _) => RecordOn::Device(n),
+            (Target::Unspecified, [d]) => RecordOn::Device(*d),
+            (Target::Unspecified, [_, _, ..]) if self.stream <= 2 => {
+                return Err(Error::invalid_argument(format!(
+                    "{call}: the write's CUDA tensors are on {} devices and the placement names no device and a \
+                     default stream: one availability_event record on a default stream cannot cover them (name a \
+                     device or a stream)",
+                    sources.len()
+                )));
+            }
+            _ => self.captured(call)?,
+        };
+        Ok(Some(on))
+    }
+
+    /// Where a read's transfer and record run: the placed CUDA device, or
+    /// the calling thread's current context for a host read with an event.
+    pub fn read_record(&self, call: &str) -> Result<RecordOn> {
+        match self.target {
+            Target::Cuda(n) => Ok(RecordOn::Device(n)),
+            Target::Host | Target::Unspecified => self.captured(call),
+        }
+    }
+
+    fn captured(&self, call: &str) -> Result<RecordOn> {
+        driver::current_context().map(RecordOn::Captured).map_err(|e| {
+            Error::invalid_argument(format!("{call}: placement has an availability_event, but {}", driver_text(&e)))
+        })
+    }
+
+    /// Records the availability event (when there is one) in `on`. A
+    /// refused record is `OP_FAILED` naming the event.
+    ///
+    /// # Safety
+    /// The placement's event and stream are the caller's live handles of
+    /// that context, as the contract requires.
+    pub unsafe fn record(&self, on: RecordOn, call: &str) -> Result<()> {
+        if self.availability_event == 0 {
+            return Ok(());
+        }
+        // SAFETY: forwarded.
+        unsafe { driver::record(self.availability_event, self.stream, on) }.map_err(|e| {
+            Error::new(
+                Status::OpFailed,
+                format!(
+                    "{call}: the op ran, but recording its availability_event {:#x} on stream {:#x} failed: {}",
+                    self.availability_event,
+                    self.stream,
+                    driver_text(&e)
+                ),
+            )
+        })
+    }
+
+    /// The finisher of a read placed here (see the module doc): device
+    /// copies of its groups for a CUDA target, then the record, or a drain
+    /// of the stream when there is no event. Runs once per accepted read.
+    ///
+    /// # Safety
+    /// The placement's event and stream are the caller's live handles of
+    /// `on`'s context, and stay so until the read has run.
+    pub unsafe fn read_finisher(self, on: RecordOn, call: &'static str) -> ReadFinisher {
+        Box::new(move |given: std::result::Result<&mut [ReadGroup], &Error>| {
+            let copied = match (self.target, given) {
+                // SAFETY: the caller's stream, per this function's contract.
+                (Target::Cuda(n), Ok(groups)) => unsafe { copy_groups(groups, n, self.stream, call) },
+                _ => Ok(()),
+            };
+            let finished = if self.availability_event != 0 {
+                // SAFETY: per this function's contract.
+                unsafe { self.record(on, call) }
+            } else if matches!(self.target, Target::Cuda(_)) {
+                // SAFETY: as above.
+                unsafe { driver::synchronize(self.stream, on) }.map_err(|e| {
+                    Error::new(
+                        Status::OpFailed,
+                        format!(
+                            "{call}: draining stream {:#x} after the read's copies failed: {}",
+                            self.stream,
+                            driver_text(&e)
+                        ),
+                    )
+                })
+            } else {
+                Ok(())
+            };
+            copied.and(finished)
+        })
+    }
+}
+
+/// Copies every group of a read to device `n`.
+///
+/// # Safety
+/// `stream` is a live stream of the device's primary context (or a default
+/// one).
+unsafe fn copy_groups(groups: &mut [ReadGroup], n: u32, stream: usize, call: &str) -> Result<()> {
+    for g in groups {
+        // SAFETY: forwarded; each group pins its memory.
+        unsafe { place_on_device(g, n, stream) }.map_err(|e| {
+            let status = if e.is_out_of_memory() { Status::OutOfMemory } else { Status::OpFailed };
+            Error::new(
+                status,
+                format!("{call}: copying the read's values to CUDA device {n} failed: {}", driver_text(&e)),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn driver_text(e: &StageError) -> String {
+    e.to_string()
+}

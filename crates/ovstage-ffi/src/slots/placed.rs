@@ -1,0 +1,256 @@
+//! The experimental `ovstage.placement` extension: its table (what
+//! `query_extension` returns for `"ovstage.placement"`), its four slots,
+//! and what the write, read and map slots do with a placement. The rules
+//! are `ovstage_dlpack::placement`'s (shared with Python); this module
+//! reads the C struct and orders the availability event's record against
+//! the op.
+
+use std::sync::Arc;
+
+use ovstage_backend_cuda::placement::RecordOn;
+use ovstage_dlpack::Managed;
+use ovstage_dlpack::placement::{Placement, Target};
+use ovstage_types::{Error, OpId, Result, Timeout};
+
+use crate::abi::api::ovstage_extension_header_t;
+use crate::abi::api_types::{
+    ovstage_attribute_write_t, ovstage_context_t, ovstage_enqueue_result_t, ovstage_map_desc_t, ovstage_map_handle_t,
+    ovstage_ordinal_range_t, ovstage_ordinal_t, ovstage_prim_mode_t, ovstage_query_handle_t, ovstage_read_handle_t,
+    ovstage_write_data_t,
+};
+use crate::abi::dlpack::DLTensor;
+use crate::abi::ovx_string::{ovx_string_or_token_t, ovx_token_t};
+use crate::abi::placement::{
+    OVSTAGE_PLACEMENT_EXTENSION_VERSION, ovstage_placement_extension_v1_t, ovstage_placement_t,
+};
+use crate::instance::Context;
+
+/// The name `query_extension` answers with [`TABLE`].
+pub(super) const NAME: &str = "ovstage.placement";
+
+/// The placement table (revision 1) every instance shares.
+pub(super) static TABLE: ovstage_placement_extension_v1_t = ovstage_placement_extension_v1_t {
+    header: ovstage_extension_header_t {
+        struct_size: size_of::<ovstage_placement_extension_v1_t>() as u32,
+        version: OVSTAGE_PLACEMENT_EXTENSION_VERSION,
+    },
+    write_attribute_on_device: Some(write_attribute_on_device),
+    write_attributes_on_device: Some(write_attributes_on_device),
+    map_attribute_on_device: Some(map_attribute_on_device),
+    read_attributes_on_device: Some(read_attributes_on_device),
+};
+
+/// The placement a slot was given (NULL: none).
+///
+/// # Safety
+/// `p` is NULL or readable.
+pub(super) unsafe fn placement(p: *const ovstage_placement_t, call: &str) -> Result<Placement> {
+    if p.is_null() {
+        return Ok(Placement::NONE);
+    }
+    // SAFETY: non-NULL and readable per the contract; copied out now (the
+    // struct need not outlive the call).
+    let p = unsafe { p.read() };
+    Placement::parse(p.device, p.stream, p.availability_event, call)
+}
+
+/// Distinct CUDA devices of the given payloads' tensors.
+///
+/// # Safety
+/// Each payload's `tensors`, when not NULL, has `tensor_count` readable
+/// entries.
+unsafe fn cuda_sources(payloads: &[(&ovstage_write_data_t, &[Arc<Managed>])]) -> Vec<u32> {
+    let mut devices = Vec::new();
+    let mut note = |t: &DLTensor| {
+        if t.device.device_type.0 == ovstage_dlpack::device::CUDA
+            && let Ok(n) = u32::try_from(t.device.device_id)
+            && !devices.contains(&n)
+        {
+            devices.push(n);
+        }
+    };
+    for (d, managed) in payloads {
+        if !d.tensors.is_null() {
+            // SAFETY: `tensor_count` readable entries, per the caller.
+            for t in unsafe { std::slice::from_raw_parts(d.tensors, d.tensor_count as usize) } {
+                note(t);
+            }
+        }
+        for m in *managed {
+            note(m.tensor());
+        }
+    }
+    devices
+}
+
+/// Where a placed write records its availability event (`None`: no
+/// record), decided before anything is enqueued.
+///
+/// # Safety
+/// As for [`cuda_sources`].
+pub(super) unsafe fn write_record(
+    placed: &Placement,
+    payloads: &[(&ovstage_write_data_t, &[Arc<Managed>])],
+    call: &str,
+) -> Result<Option<RecordOn>> {
+    if placed.availability_event == 0 {
+        return Ok(None);
+    }
+    // SAFETY: forwarded.
+    let sources = if placed.target == Target::Unspecified { unsafe { cuda_sources(payloads) } } else { Vec::new() };
+    placed.write_record(&sources, call)
+}
+
+/// Records a write's availability event once the write was accepted: its
+/// device work (reading CUDA sources) finished inside the enqueue. A
+/// refused record fails the call after the write ran (the contract: "an
+/// operation that completes during the enqueue is rejected synchronously,
+/// after it ran"): the write is waited for, its op released, and the error
+/// names the event.
+pub(super) fn after_write(
+    c: &Context,
+    op: OpId,
+    placed: &Placement,
+    record: Option<RecordOn>,
+    call: &str,
+) -> Result<OpId> {
+    let Some(on) = record else { return Ok(op) };
+    // SAFETY: the placement's handles are the caller's live ones, per the
+    // contract.
+    match unsafe { placed.record(on, call) } {
+        Ok(()) => Ok(op),
+        Err(e) => {
+            // The write's own outcome does not change the answer: it ran,
+            // and the event was not recorded.
+            let _ = c.stage.wait(op, Timeout::INFINITE);
+            let _ = c.stage.release_op(op);
+            Err(e)
+        }
+    }
+}
+
+/// A map's placement: the host only, without an event (device-staged maps
+/// and per-commit records are not implemented).
+///
+/// # Safety
+/// As for [`placement`].
+pub(super) unsafe fn map_placement(p: *const ovstage_placement_t, call: &str) -> Result<()> {
+    // SAFETY: forwarded.
+    let placed = unsafe { placement(p, call)? };
+    if let Target::Cuda(n) = placed.target {
+        return Err(Error::not_supported(format!(
+            "{call}: maps staged on a CUDA device are not implemented (placement names CUDA device {n}; columns are \
+             host-resident in this version): map on the host and write the values from the device instead"
+        )));
+    }
+    if placed.availability_event != 0 {
+        return Err(Error::not_supported(format!(
+            "{call}: an availability_event on a map session is not implemented (its commits are host work): pass 0 \
+             and wait for the unmap's op"
+        )));
+    }
+    Ok(())
+}
+
+/// `write_attribute_on_device`.
+unsafe extern "C" fn write_attribute_on_device(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_query_handle_t,
+    attribute: ovx_string_or_token_t,
+    ordinal: ovstage_ordinal_t,
+    data: ovstage_write_data_t,
+    mode: ovstage_prim_mode_t,
+    placement: *const ovstage_placement_t,
+) -> ovstage_enqueue_result_t {
+    // SAFETY: the contract's preconditions, forwarded.
+    unsafe {
+        super::writes::write_attribute_placed(
+            ctx,
+            handle,
+            attribute,
+            ordinal,
+            data,
+            mode,
+            placement,
+            "write_attribute_on_device",
+        )
+    }
+}
+
+/// `write_attributes_on_device`.
+unsafe extern "C" fn write_attributes_on_device(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_query_handle_t,
+    writes: *const ovstage_attribute_write_t,
+    write_count: usize,
+    ordinal: ovstage_ordinal_t,
+    mode: ovstage_prim_mode_t,
+    placement: *const ovstage_placement_t,
+) -> ovstage_enqueue_result_t {
+    // SAFETY: the contract's preconditions, forwarded.
+    unsafe {
+        super::writes::write_attributes_placed(
+            ctx,
+            handle,
+            writes,
+            write_count,
+            ordinal,
+            mode,
+            placement,
+            "write_attributes_on_device",
+        )
+    }
+}
+
+/// `map_attribute_on_device`.
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn map_attribute_on_device(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_query_handle_t,
+    desc: *const ovstage_map_desc_t,
+    ordinal: ovstage_ordinal_t,
+    element_sizes: *const usize,
+    element_count: usize,
+    placement: *const ovstage_placement_t,
+    out: *mut ovstage_map_handle_t,
+) -> ovstage_enqueue_result_t {
+    // SAFETY: the contract's preconditions, forwarded.
+    unsafe {
+        super::maps::map_attribute_placed(
+            ctx,
+            handle,
+            desc,
+            ordinal,
+            element_sizes,
+            element_count,
+            placement,
+            out,
+            "map_attribute_on_device",
+        )
+    }
+}
+
+/// `read_attributes_on_device`.
+unsafe extern "C" fn read_attributes_on_device(
+    ctx: *mut ovstage_context_t,
+    handle: ovstage_query_handle_t,
+    attrs: *const ovx_token_t,
+    attr_count: usize,
+    range: ovstage_ordinal_range_t,
+    placement: *const ovstage_placement_t,
+    out: *mut ovstage_read_handle_t,
+) -> ovstage_enqueue_result_t {
+    // SAFETY: the contract's preconditions, forwarded.
+    unsafe {
+        super::reads::read_attributes_placed(
+            ctx,
+            handle,
+            attrs,
+            attr_count,
+            range,
+            placement,
+            out,
+            "read_attributes_on_device",
+        )
+    }
+}
