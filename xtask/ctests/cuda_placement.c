@@ -184,6 +184,10 @@ int main(void)
     CHECK(occurrences(log, "alloc") == 1 && occurrences(log, "upload 48 on 5200;") == 1);
     CHECK(occurrences(log, "record e200 on 5200;") == 1 && occurrences(log, "sync") == 0);
     CHECK(strstr(log, "upload") < strstr(log, "record") && occurrences(log, "free;") == 1);
+    /* Every switch to the device's context is undone: the thread's own
+     * (the fake's 0xAA) is current again. */
+    CHECK(occurrences(log, "current c0;") == occurrences(log, "current aa;"));
+    CHECK(strlen(log) >= 11 && strcmp(log + strlen(log) - 11, "current aa;") == 0);
     before = log_length();
     same_on_device("arrays", &on_device);
     log = log_since(before);

@@ -24,11 +24,11 @@
 //! here touches the driver unless a placement names a CUDA device or an
 //! availability event: host-only clients stay CUDA-free.
 
-use ovstage::{ReadFinisher, ReadGroup};
+use ovstage::{ReadFinisher, ReadGroup, Stage};
 use ovstage_abi::dlpack::DLDevice;
 use ovstage_backend_cuda::placement::{self as driver, RecordOn};
 use ovstage_backend_cuda::staging::StageError;
-use ovstage_types::{Error, Result, Status};
+use ovstage_types::{Error, OpId, Result, Status, Timeout};
 
 use crate::device::{CPU, CUDA, CUDA_HOST, CUDA_MANAGED};
 use crate::export::place_on_device;
@@ -88,6 +88,17 @@ impl Placement {
                     Error::invalid_argument(format!("{call}: placement names CUDA device {n}, but {e}"))
                 })?;
                 Target::Cuda(n)
+            }
+            CUDA_MANAGED
+                if let Err(e) = u32::try_from(id)
+                    .map_err(|_| None)
+                    .and_then(|n| ovstage_backend_cuda::probe_device(n).map_err(Some)) =>
+            {
+                // As for a CUDA device: the device is judged first.
+                return Err(Error::invalid_argument(match e {
+                    Some(e) => format!("{call}: placement names CUDA-managed memory of device {id}, but {e}"),
+                    None => format!("{call}: placement names CUDA device {id}, a negative id"),
+                }));
             }
             CUDA_HOST | CUDA_MANAGED => {
                 return Err(Error::not_supported(format!(
@@ -173,6 +184,49 @@ impl Placement {
                 ),
             )
         })
+    }
+
+    /// Checks a map's placement: the host only, without an event
+    /// (device-staged maps and per-commit records are not implemented).
+    pub fn check_map(&self, call: &str) -> Result<()> {
+        if let Target::Cuda(n) = self.target {
+            return Err(Error::not_supported(format!(
+                "{call}: maps staged on a CUDA device are not implemented (placement names CUDA device {n}; columns \
+                 are host-resident in this version): map on the host and write the values from the device instead"
+            )));
+        }
+        if self.availability_event != 0 {
+            return Err(Error::not_supported(format!(
+                "{call}: an availability_event on a map session is not implemented (its commits are host work): \
+                 pass 0 and wait for the unmap's op"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Records a write's availability event (at `record`, from
+    /// [`Placement::write_record`]) once the write `op` was accepted: its
+    /// device work (reading CUDA sources) finished inside the enqueue. A
+    /// refused record fails the call after the write ran (the contract:
+    /// "an operation that completes during the enqueue is rejected
+    /// synchronously, after it ran"): the write is waited for, its op
+    /// released, and the error names the event.
+    ///
+    /// # Safety
+    /// As for [`Placement::record`].
+    pub unsafe fn after_write(&self, stage: &Stage, op: OpId, record: Option<RecordOn>, call: &str) -> Result<OpId> {
+        let Some(on) = record else { return Ok(op) };
+        // SAFETY: forwarded.
+        match unsafe { self.record(on, call) } {
+            Ok(()) => Ok(op),
+            Err(e) => {
+                // The write's own outcome does not change the answer: it
+                // ran, and the event was not recorded.
+                let _ = stage.wait(op, Timeout::INFINITE);
+                let _ = stage.release_op(op);
+                Err(e)
+            }
+        }
     }
 
     /// The finisher of a read placed here (see the module doc): device

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use numpy::npyffi::{self, NPY_ARRAY_ALIGNED, NPY_ARRAY_WRITEABLE, NpyTypes, PY_ARRAY_API, npy_intp};
 use ovstage::{AttributeMeta, DType, DTypeCode, DetachedBuffer, Device, PrimGroup};
 use ovstage_abi::dlpack::{DLDataType, DLTensor};
-use ovstage_dlpack::Flags;
+use ovstage_dlpack::{Flags, ReadTensors};
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -27,6 +27,11 @@ use crate::warn::resource_warning;
 /// Owns a read group's pinned storage for numpy views and exports.
 #[pyclass(frozen, module = "ovstage._native")]
 pub(crate) struct ReadOwner(#[allow(dead_code)] Arc<ovstage::ReadGroup>);
+
+/// Owns the device copy of a group read with a CUDA placement (and the
+/// group) for descriptors and exports.
+#[pyclass(frozen, module = "ovstage._native")]
+pub(crate) struct PlacedOwner(#[allow(dead_code)] Arc<ReadTensors>);
 
 /// Owns a map group's buffer for numpy views and exports.
 #[pyclass(frozen, module = "ovstage._native")]
@@ -180,11 +185,21 @@ pub(crate) struct ReadGroup {
     tensor_count: usize,
     data_map: Option<Arc<[u32]>>,
     meta: AttributeMeta,
+    /// The group's values copied to a CUDA device, for a read placed there
+    /// (what its descriptors and exports point at).
+    placed: Option<Arc<ReadTensors>>,
 }
 
 impl ReadGroup {
     /// Wraps a fetched group.
-    pub(crate) fn new(stage: Py<Stage>, g: ovstage::ReadGroup) -> ReadGroup {
+    pub(crate) fn new(stage: Py<Stage>, mut g: ovstage::ReadGroup) -> ReadGroup {
+        // This binding installs no group preparer: what a group carries was
+        // made by a placed read's finisher (the device copy).
+        let placed = g.take_prepared().map(|p| {
+            let mut copy = g.clone();
+            copy.set_prepared(p);
+            Arc::new(ReadTensors::new(copy))
+        });
         let data = g.data();
         ReadGroup {
             stage,
@@ -197,9 +212,16 @@ impl ReadGroup {
             tensor_count: data.map_or(0, |d| d.tensor_count()),
             data_map: data.and_then(|d| d.index_map().map(Arc::from)),
             meta: g.meta(),
+            placed,
             released: AtomicBool::new(false),
             group: RwLock::new(Some(Arc::new(g))),
         }
+    }
+
+    /// What exports of this group point at: the device copy of a placed
+    /// read, else the group's own storage.
+    fn source(&self, g: Arc<ovstage::ReadGroup>) -> Source {
+        self.placed.as_ref().map_or(Source::Read(g), |p| Source::Placed(p.clone()))
     }
 
     fn live(&self, call: &str) -> PyResult<Arc<ovstage::ReadGroup>> {
@@ -319,6 +341,12 @@ impl ReadGroup {
     /// Zero-copy, read-only numpy view of tensor `index`.
     fn array<'py>(&self, py: Python<'py>, index: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let (g, i) = self.view(py, index, "array")?;
+        if let Some(p) = &self.placed {
+            return Err(PyNotImplementedError::new_err(format!(
+                "array() needs a tensor in CPU memory, and this group was read onto {}; use dlpack()",
+                p.device()
+            )));
+        }
         let data = g.data().ok_or_else(|| PyIndexError::new_err("a tombstone group has no tensors"))?;
         let t = data.tensor(i);
         if !t.device().is_host() {
@@ -332,6 +360,19 @@ impl ReadGroup {
     /// The raw descriptor of tensor `index` (borrows the group's storage, which it keeps alive).
     fn tensor<'py>(&self, py: Python<'py>, index: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let (g, i) = self.view(py, index, "tensor")?;
+        if let Some(p) = &self.placed {
+            let t = &p.tensors()[i];
+            let ndim = t.ndim as usize;
+            // SAFETY: the descriptor's shape and strides have `ndim`
+            // entries, owned by `p`.
+            let (shape, strides) =
+                unsafe { (std::slice::from_raw_parts(t.shape, ndim), std::slice::from_raw_parts(t.strides, ndim)) };
+            let shape: Vec<u64> = shape.iter().map(|d| *d as u64).collect();
+            let dtype =
+                g.data().map(|d| d.dtype()).ok_or_else(|| PyIndexError::new_err("a tombstone group has no tensors"))?;
+            let owner = Bound::new(py, PlacedOwner(p.clone()))?.into_any();
+            return dltensor(py, t.data as usize, dtype, &shape, strides, p.device(), owner);
+        }
         let data = g.data().ok_or_else(|| PyIndexError::new_err("a tombstone group has no tensors"))?;
         let t = data.tensor(i);
         let (ptr, dtype, dev) = (t.bytes().as_ptr() as usize, t.dtype(), t.device());
@@ -346,7 +387,7 @@ impl ReadGroup {
         let _ = readonly;
         let t = self.tensor(py, index)?;
         let (g, i) = self.view(py, index, "dlpack")?;
-        let ctx = Bound::new(py, GroupExport { source: Source::Read(g), index: i })?;
+        let ctx = Bound::new(py, GroupExport { source: self.source(g), index: i })?;
         MANAGED.import(py, "ovstage._dlpack", "ManagedDLTensor")?.call1((t, ctx, py.None(), true))
     }
     /// DLPack export of tensor 0 (versioned and read-only for DLPack 1.x consumers).
@@ -364,12 +405,12 @@ impl ReadGroup {
         if self.tensor_count == 0 {
             return Err(pyo3::exceptions::PyBufferError::new_err("a tombstone group has no tensor to export"));
         }
-        GroupExport { source: Source::Read(g), index: 0 }.export(py, max_version, dl_device, copy)
+        GroupExport { source: self.source(g), index: 0 }.export(py, max_version, dl_device, copy)
     }
     /// `(device_type, device_id)` of the group's tensors.
     fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
         let g = self.live("__dlpack_device__")?;
-        Ok(Source::Read(g).device())
+        Ok(self.source(g).device())
     }
     /// Releases the group (`Stage.release_group(self)`).
     fn release(&self) -> PyResult<()> {
@@ -628,6 +669,8 @@ impl MapGroup {
 
 enum Source {
     Read(Arc<ovstage::ReadGroup>),
+    /// A placed read's device copy.
+    Placed(Arc<ReadTensors>),
     Map(Arc<MapShared>, bool),
 }
 
@@ -635,6 +678,7 @@ impl Source {
     fn device(&self) -> (i32, i32) {
         let d = match self {
             Source::Read(g) => g.data().map_or(Device::Host, |d| d.device()),
+            Source::Placed(p) => p.device(),
             Source::Map(m, _) => m.device,
         };
         let d = ovstage_dlpack::dl_device(d);
@@ -666,6 +710,19 @@ impl GroupExport {
                     capsule::versioned(py, ovstage_dlpack::export::read_group_versioned(g, self.index).map_err(err)?)
                 } else {
                     capsule::legacy(py, ovstage_dlpack::export::read_group_legacy(g, self.index).map_err(err)?)
+                }
+            }
+            Source::Placed(p) => {
+                let view = &p.tensors()[self.index];
+                if versioned {
+                    // SAFETY: `view` is tensor `index` of the device copy
+                    // `p` owns; the export holds `p`, so it stays valid.
+                    let t = unsafe { ovstage_dlpack::export::versioned_from_view(view, Flags::READ_ONLY, p.clone()) };
+                    capsule::versioned(py, t)
+                } else {
+                    // SAFETY: as above.
+                    let t = unsafe { ovstage_dlpack::export::legacy_from_view(view, p.clone()) };
+                    capsule::legacy(py, t)
                 }
             }
             Source::Map(m, readonly) => {

@@ -13,7 +13,9 @@ use ovstage::{
     Predicate, PrimMode, PrimPath, QueryHandle, ReadHandle, Selection, Semantic, Status, Timeout, Token, WaitError,
     WriteData,
 };
+use ovstage_abi::dlpack::{DLDevice, DLDeviceType};
 use ovstage_dlpack::import::CudaSync;
+use ovstage_dlpack::placement::{Placement, Target};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -278,20 +280,73 @@ fn write_args(
     Ok(WriteArgs { attr, data })
 }
 
-fn placement_check(placement: Option<&Bound<'_, PyAny>>) -> PyResult<Result<(), Error>> {
-    let Some(p) = placement.filter(|p| !p.is_none()) else { return Ok(Ok(())) };
-    let Ok(dt) = p.getattr("device_type").and_then(|d| d.extract::<i64>()) else {
-        return Err(PyTypeError::new_err(format!("placement must be a Placement or None, got {}", type_name(p))));
+/// A call's `placement=` argument, checked: `TypeError` for anything that
+/// is not a `Placement` (or `None`); the placement's own errors (a CUDA
+/// device this machine lacks, ...) are the call's, reported as its op.
+fn placement_arg(placement: Option<&Bound<'_, PyAny>>, call: &str) -> PyResult<Result<Placement, Error>> {
+    let Some(p) = placement.filter(|p| !p.is_none()) else { return Ok(Ok(Placement::NONE)) };
+    let not_placement = || PyTypeError::new_err(format!("placement must be a Placement or None, got {}", type_name(p)));
+    let field = |name: &str| p.getattr(name).map_err(|_| not_placement());
+    let (device_type, device_id) = (field("device_type")?, field("device_id")?);
+    let (stream, event) = (field("stream")?, field("availability_event")?);
+    let device = DLDevice {
+        device_type: DLDeviceType(args::i32_arg(&device_type, "placement.device_type")?),
+        device_id: args::i32_arg(&device_id, "placement.device_id")?,
     };
-    if !p.hasattr("availability_event")? {
-        return Err(PyTypeError::new_err(format!("placement must be a Placement or None, got {}", type_name(p))));
+    let stream = args::u64_arg(&stream, "placement.stream")? as usize;
+    let event = args::u64_arg(&event, "placement.availability_event")? as usize;
+    Ok(Placement::parse(device, stream, event, call))
+}
+
+/// Distinct CUDA devices of a write's payload objects (`__dlpack_device__`
+/// producers and `DLTensor` descriptors): where a placement naming no
+/// device records its event.
+fn cuda_devices(py: Python<'_>, payloads: &[Bound<'_, PyAny>]) -> Vec<u32> {
+    let mut devices = Vec::new();
+    let mut note = |device: Option<(i32, i32)>| {
+        if let Some((ovstage_dlpack::device::CUDA, id)) = device
+            && let Ok(n) = u32::try_from(id)
+            && !devices.contains(&n)
+        {
+            devices.push(n);
+        }
+    };
+    for payload in payloads {
+        let items: Vec<Bound<'_, PyAny>> = match payload.cast::<pyo3::types::PyList>() {
+            Ok(list) => list.iter().collect(),
+            Err(_) => match payload.cast::<pyo3::types::PyTuple>() {
+                Ok(t) => t.iter().collect(),
+                Err(_) => vec![payload.clone()],
+            },
+        };
+        for t in items {
+            let device = if t.hasattr("__dlpack_device__").unwrap_or(false) {
+                t.call_method0("__dlpack_device__").and_then(|d| d.extract::<(i32, i32)>()).ok()
+            } else {
+                let get = |n: &str| t.getattr(n).and_then(|v| v.extract::<i32>()).ok();
+                get("device_type").zip(get("device_id"))
+            };
+            note(device);
+        }
     }
-    Ok(match dt {
-        0 | 1 => Ok(()),
-        _ => Err(Error::invalid_argument(format!(
-            "placement on device type {dt}: placements on a CUDA device (device-resident columns) are not implemented yet"
-        ))),
-    })
+    let _ = py;
+    devices
+}
+
+/// The write's record place ([`Placement::write_record`]), asking the
+/// payload objects for their devices only when it needs them.
+fn write_record(
+    py: Python<'_>,
+    placed: &Placement,
+    payloads: &[Bound<'_, PyAny>],
+    call: &str,
+) -> Result<Option<ovstage_backend_cuda::placement::RecordOn>, Error> {
+    let sources = if placed.availability_event != 0 && placed.target == Target::Unspecified {
+        cuda_devices(py, payloads)
+    } else {
+        Vec::new()
+    };
+    placed.write_record(&sources, call)
 }
 
 fn ordinal_range(obj: &Bound<'_, PyAny>) -> PyResult<OrdinalRange> {
@@ -566,9 +621,20 @@ impl Stage {
         let q = query_arg(query)?;
         let attrs = args::token_list(attrs, "attrs")?;
         let range = self::ordinal_range(ordinal_range)?;
-        let placed = placement_check(placement)?;
-        let stage = slf.get().stage("read_attributes")?;
-        let r = placed.and_then(|()| stage.read_attributes(raw_query(q)?, &tokens(&attrs, "attrs")?, range));
+        const CALL: &str = "read_attributes";
+        let placed = placement_arg(placement, CALL)?;
+        let stage = slf.get().stage(CALL)?;
+        let r = placed.and_then(|p| {
+            let (q, attrs) = (raw_query(q)?, tokens(&attrs, "attrs")?);
+            if p.is_unplaced() {
+                return stage.read_attributes(q, &attrs, range);
+            }
+            let on = p.read_record(CALL)?;
+            // SAFETY: the placement's stream and event are the caller's
+            // live handles until the read has run (the API's contract).
+            let finish = unsafe { p.read_finisher(on, CALL) };
+            stage.read_attributes_finishing(q, &attrs, range, finish)
+        });
         let me: Py<Stage> = slf.clone().unbind();
         let (handle, op) = match r {
             Ok(e) => (e.handle.get(), Operation::accepted(&me, e.op, py)),
@@ -673,17 +739,21 @@ impl Stage {
             cuda_event,
             cuda_stream,
         )?;
-        let placed = placement_check(placement)?;
-        let stage = slf.get().stage("write_attribute")?;
-        let r = placed.and_then(|()| {
+        const CALL: &str = "write_attribute";
+        let placed = placement_arg(placement, CALL)?;
+        let stage = slf.get().stage(CALL)?;
+        let r = placed.and_then(|p| {
+            let record = write_record(py, &p, std::slice::from_ref(tensors), CALL)?;
             let data = w.data?;
-            stage.write_attribute(
+            let op = stage.write_attribute(
                 raw_query(q)?,
                 w.attr.as_ref()?,
                 ordinal,
                 data,
                 PrimMode::from_raw(mode).expect("checked"),
-            )
+            )?;
+            // SAFETY: the placement's handles are the caller's live ones.
+            unsafe { p.after_write(&stage, op, record, CALL) }
         });
         Operation::from_result(&slf.clone().unbind(), r, py).into_object(py)
     }
@@ -705,12 +775,14 @@ impl Stage {
         let mode = args::closed_enum_opt(prim_mode, "prim_mode", "PrimMode", args::PRIM_MODES)?;
         let items = args::items(writes, "writes")?;
         let mut entries = Vec::with_capacity(items.len());
+        let mut payloads = Vec::with_capacity(items.len());
         for w in items {
             let Ok(d) = w.cast::<crate::values::WriteDesc>() else {
                 return Err(PyTypeError::new_err(format!("writes entries must be WriteDesc, got {}", type_name(&w))));
             };
             let d = d.borrow();
             let b = |f: &Py<PyAny>| f.bind(py).clone();
+            payloads.push(b(&d.tensors));
             entries.push(write_args(
                 py,
                 &b(&d.attribute),
@@ -725,15 +797,20 @@ impl Stage {
                 Some(&b(&d.cuda_stream)),
             )?);
         }
-        let placed = placement_check(placement)?;
-        let stage = slf.get().stage("write_attributes")?;
-        let r = placed.and_then(|()| {
+        const CALL: &str = "write_attributes";
+        let placed = placement_arg(placement, CALL)?;
+        let stage = slf.get().stage(CALL)?;
+        let r = placed.and_then(|p| {
+            let record = write_record(py, &p, &payloads, CALL)?;
             let mut list = Vec::with_capacity(entries.len());
             for e in &mut entries {
                 let data = std::mem::replace(&mut e.data, Err(Error::internal("taken")))?;
                 list.push(AttributeWrite { attribute: e.attr.as_ref()?, data });
             }
-            stage.write_attributes(raw_query(q)?, list, ordinal, PrimMode::from_raw(mode).expect("checked"))
+            let op =
+                stage.write_attributes(raw_query(q)?, list, ordinal, PrimMode::from_raw(mode).expect("checked"))?;
+            // SAFETY: the placement's handles are the caller's live ones.
+            unsafe { p.after_write(&stage, op, record, CALL) }
         });
         Operation::from_result(&slf.clone().unbind(), r, py).into_object(py)
     }
@@ -807,9 +884,9 @@ impl Stage {
             Some(e) => Some(args::uint_list(e, "element_sizes", 64)?),
             None => None,
         };
-        let placed = placement_check(placement)?;
+        let placed = placement_arg(placement, "map_attribute")?;
         let stage = slf.get().stage("map_attribute")?;
-        let r = placed.and_then(|()| {
+        let r = placed.and_then(|p| p.check_map("map_attribute")).and_then(|()| {
             let dtype = match dtype {
                 Some((c, b, l)) => Some(DType::new(
                     u8::try_from(c)

@@ -85,7 +85,16 @@ pub(crate) fn primary_context(ordinal: u32) -> Result<Handle, StageError> {
         devices.resize_with(slot + 1, || None);
     }
     if devices[slot].is_none() {
-        devices[slot] = Some(device_state(ordinal)?);
+        // Making the state sets the device's context current: put back the
+        // thread's own (the caller switches contexts itself).
+        let mut previous = std::ptr::null_mut();
+        // SAFETY: the driver writes one handle.
+        call("cuCtxGetCurrent", unsafe { cu_ctx_get_current(&mut previous) })?;
+        let made = device_state(ordinal);
+        // SAFETY: the context that was current (or none) a moment ago.
+        let restored = call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(previous) });
+        devices[slot] = Some(made?);
+        restored?;
     }
     Ok(devices[slot].as_ref().expect("just made").context)
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ovstage_backend_cuda::placement::RecordOn;
 use ovstage_dlpack::Managed;
 use ovstage_dlpack::placement::{Placement, Target};
-use ovstage_types::{Error, OpId, Result, Timeout};
+use ovstage_types::{OpId, Result};
 
 use crate::abi::api::ovstage_extension_header_t;
 use crate::abi::api_types::{
@@ -101,12 +101,7 @@ pub(super) unsafe fn write_record(
     placed.write_record(&sources, call)
 }
 
-/// Records a write's availability event once the write was accepted: its
-/// device work (reading CUDA sources) finished inside the enqueue. A
-/// refused record fails the call after the write ran (the contract: "an
-/// operation that completes during the enqueue is rejected synchronously,
-/// after it ran"): the write is waited for, its op released, and the error
-/// names the event.
+/// [`Placement::after_write`] on this instance's stage.
 pub(super) fn after_write(
     c: &Context,
     op: OpId,
@@ -114,42 +109,18 @@ pub(super) fn after_write(
     record: Option<RecordOn>,
     call: &str,
 ) -> Result<OpId> {
-    let Some(on) = record else { return Ok(op) };
     // SAFETY: the placement's handles are the caller's live ones, per the
     // contract.
-    match unsafe { placed.record(on, call) } {
-        Ok(()) => Ok(op),
-        Err(e) => {
-            // The write's own outcome does not change the answer: it ran,
-            // and the event was not recorded.
-            let _ = c.stage.wait(op, Timeout::INFINITE);
-            let _ = c.stage.release_op(op);
-            Err(e)
-        }
-    }
+    unsafe { placed.after_write(&c.stage, op, record, call) }
 }
 
-/// A map's placement: the host only, without an event (device-staged maps
-/// and per-commit records are not implemented).
+/// A map's placement ([`Placement::check_map`]).
 ///
 /// # Safety
 /// As for [`placement`].
 pub(super) unsafe fn map_placement(p: *const ovstage_placement_t, call: &str) -> Result<()> {
     // SAFETY: forwarded.
-    let placed = unsafe { placement(p, call)? };
-    if let Target::Cuda(n) = placed.target {
-        return Err(Error::not_supported(format!(
-            "{call}: maps staged on a CUDA device are not implemented (placement names CUDA device {n}; columns are \
-             host-resident in this version): map on the host and write the values from the device instead"
-        )));
-    }
-    if placed.availability_event != 0 {
-        return Err(Error::not_supported(format!(
-            "{call}: an availability_event on a map session is not implemented (its commits are host work): pass 0 \
-             and wait for the unmap's op"
-        )));
-    }
-    Ok(())
+    unsafe { placement(p, call)? }.check_map(call)
 }
 
 /// `write_attribute_on_device`.

@@ -1,0 +1,143 @@
+"""The `placement=` argument (the experimental placement extension).
+
+Without a driver (this interpreter, unless the machine has a GPU): a host
+placement behaves like none, a CUDA placement is rejected at submission with
+INVALID_ARGUMENT, maps on a device and map events are NOT_SUPPORTED. With the fake driver
+(child interpreters, as in test_cuda.py): a read placed on CUDA device 0
+hands out groups in device memory (exported as kDLCUDA, equal to the host
+read), records the availability event once, and a write's event is recorded
+once it is accepted.
+"""
+import pytest
+
+import numpy as np
+import ovstage as ov
+
+from test_cuda import fake_driver, run_child  # noqa: F401 (a fixture)
+
+_NO_DRIVER = None
+
+
+def no_driver():
+    """Whether this interpreter's process has no CUDA device (asked once)."""
+    global _NO_DRIVER
+    if _NO_DRIVER is None:
+        s = ov.Stage("probe")
+        pl = ov.PathDictionary(s).create_path_list_from_strings(["/A"])
+        q = s.query_from_path_list(pl)
+        op = s.write_attribute(q, "x", 1, np.zeros(1, np.float32), is_array=False,
+                               placement=ov.Placement(device_type=2))
+        _NO_DRIVER = op.op_id == 0
+        if not _NO_DRIVER:
+            op.wait()
+    return _NO_DRIVER
+
+
+@pytest.fixture
+def staged():
+    stage = ov.Stage("placement")
+    paths = ov.PathDictionary(stage)
+    pl = paths.create_path_list_from_strings(["/A", "/B"])
+    q = stage.query_from_path_list(pl)
+    return stage, paths, q
+
+
+def read_values(stage, paths, q, attr, placement):
+    tok = paths.intern_token(attr)
+    with stage.read_attributes(q, [tok], ov.OrdinalRange.latest(1), placement=placement) as r:
+        for g in r.wait().groups():
+            with g:
+                return np.array(g.array(0)).tolist()
+
+
+def test_a_host_placement_is_no_placement(staged):
+    stage, paths, q = staged
+    for name, p in [("none", None), ("unspecified", ov.Placement()), ("host", ov.Placement(device_type=1))]:
+        stage.write_attribute(q, name, 1, np.array([1.0, 2.0], np.float32), is_array=False, placement=p).wait()
+    stage.advance_write_floor(1).wait()
+    for name, p in [("none", None), ("unspecified", ov.Placement()), ("host", ov.Placement(device_type=1))]:
+        assert read_values(stage, paths, q, name, p) == [1.0, 2.0]
+
+
+def test_a_placement_must_be_a_placement(staged):
+    stage, paths, q = staged
+    with pytest.raises(TypeError, match="placement must be a Placement or None, got tuple"):
+        stage.read_attributes(q, [], ov.OrdinalRange.latest(1), placement=(2, 0))
+
+
+def test_without_a_driver_cuda_placements_are_rejected_at_submission(staged):
+    if not no_driver():
+        pytest.skip("this machine has a CUDA device")
+    stage, paths, q = staged
+    cuda = ov.Placement(device_type=2, device_id=0)
+    op = stage.write_attribute(q, "x", 1, np.zeros(2, np.float32), is_array=False, placement=cuda)
+    assert op.op_id == 0
+    with pytest.raises(ov.OvstageError) as e:
+        op.wait()
+    assert e.value.code == 1 and "placement names CUDA device 0, but this machine has no usable CUDA driver" in str(e.value)
+    r = stage.read_attributes(q, [paths.intern_token("x")], ov.OrdinalRange.latest(1), placement=cuda)
+    assert r.handle == 0
+    m = stage.map_attribute(q, "x", 1, placement=ov.Placement(device_type=1, availability_event=0xE1))
+    assert m.handle == 0
+    with pytest.raises(ov.OvstageError) as e:
+        m.wait()
+    assert e.value.code == 6 and "availability_event on a map session is not implemented" in str(e.value)
+
+
+def test_a_read_placed_on_the_device_hands_out_device_memory(fake_driver):  # noqa: F811
+    run_child(fake_driver, '''
+        stage.write_attribute(q, "x", 1, np.array([1.5, 2.5, 3.5], np.float32), is_array=False).wait()
+        stage.advance_write_floor(1).wait()
+        tok = paths.intern_token("x")
+        on_device = ov.Placement(device_type=2, device_id=0, stream=0x5200, availability_event=0xE200)
+        before = len(log())
+        with stage.read_attributes(q, [tok], ov.OrdinalRange.latest(1), placement=on_device) as r:
+            groups = list(r.wait().groups())
+            assert len(groups) == 1
+            g = groups[0]
+            assert g.__dlpack_device__() == (2, 0)
+            try:
+                g.array(0)
+                raise AssertionError("array() of device memory")
+            except NotImplementedError as e:
+                assert "use dlpack()" in str(e)
+            t = g.tensor(0)
+            # The fake driver's device memory is host memory: read it back.
+            values = (ctypes.c_float * 3).from_address(t.data)
+            assert list(values) == [1.5, 2.5, 3.5]
+            capsule = g.__dlpack__(max_version=(1, 0))
+            assert capsule is not None
+            g.release()
+            # The descriptor and the capsule keep the device copy alive.
+            assert "free;" not in log()[before:]
+            del t, values, capsule, g, groups
+            import gc
+            gc.collect()
+        got = log()[before:]
+        # The device's context for the copies, and the thread's own put back.
+        assert got.count("current aa;") == got.count("current c0;") > 0 and got.endswith("current aa;"), got
+        assert "alloc 256;upload 12 on 5200;" in got and got.index("upload") < got.index("record"), got
+        assert got.count("alloc") == 1 and got.count("upload 12 on 5200;") == 1, got
+        assert got.count("record e200 on 5200;") == 1 and "sync" not in got, got
+        assert got.count("free;") == 1, got
+    ''')
+
+
+def test_a_write_records_its_event_once_it_is_accepted(fake_driver):  # noqa: F811
+    run_child(fake_driver, '''
+        before = len(log())
+        p = ov.Placement(device_type=2, device_id=0, stream=0x5300, availability_event=0xE300)
+        stage.write_attribute(q, "y", 1, np.array([4.0, 5.0, 6.0], np.float32), is_array=False, placement=p).wait()
+        assert log()[before:].count("record e300 on 5300;") == 1, log()[before:]
+        assert latest("y", 1) == [4.0, 5.0, 6.0]
+        refused = ov.Placement(device_type=2, stream=0x5300, availability_event=0xBAD)
+        op = stage.write_attribute(q, "y", 2, np.array([7.0, 8.0, 9.0], np.float32), is_array=False,
+                                   placement=refused)
+        try:
+            op.wait()
+            raise AssertionError("a refused record is an error")
+        except ov.OvstageError as e:
+            assert e.code == 12 and "availability_event 0xbad" in str(e), str(e)
+        # The write itself ran.
+        assert latest("y", 2) == [7.0, 8.0, 9.0]
+    ''')
