@@ -198,3 +198,48 @@ fn a_consumer_sees_a_slow_producer_only_after_waiting() {
         producer.synchronize().unwrap();
     }
 }
+
+#[test]
+fn a_placed_reads_device_copy_holds_its_parts_and_the_event_follows_the_copies() {
+    use ovstage_backend_cuda::placement::{self, DeviceCopy, PART_ALIGN, RecordOn};
+    let Some(_gpu) = gpu("a_placed_reads_device_copy_holds_its_parts_and_the_event_follows_the_copies") else {
+        return;
+    };
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let mut rng = Rng(0x9E37_79B9);
+    let parts = [rng.bytes(100_000), Vec::new(), rng.bytes(37), rng.bytes(4096)];
+    let views: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let mut before = std::ptr::null_mut();
+    // SAFETY: the driver writes one handle.
+    unsafe { cust::sys::cuCtxGetCurrent(&mut before) };
+    // SAFETY: a live stream of device 0's primary context; `parts` outlive
+    // the copies (the event is waited for below).
+    let copy = unsafe { DeviceCopy::upload(0, &views, stream.as_inner() as usize) }.expect("upload");
+    let mut event = std::ptr::null_mut();
+    // SAFETY: the driver writes one handle.
+    assert_eq!(unsafe { cust::sys::cuEventCreate(&mut event, 2) }, cust::sys::cudaError_enum::CUDA_SUCCESS);
+    // SAFETY: a live event and stream of that context.
+    unsafe { placement::record(event as usize, stream.as_inner() as usize, RecordOn::Device(0)) }.expect("record");
+    // SAFETY: the event just recorded.
+    assert_eq!(unsafe { cust::sys::cuEventSynchronize(event) }, cust::sys::cudaError_enum::CUDA_SUCCESS);
+    let mut after = std::ptr::null_mut();
+    // SAFETY: as above.
+    unsafe { cust::sys::cuCtxGetCurrent(&mut after) };
+    assert_eq!(before, after, "the thread's context is put back");
+    for (i, p) in parts.iter().enumerate() {
+        assert_eq!(copy.part(i) % PART_ALIGN as u64, 0, "part {i} aligned");
+        let mut back = vec![0u8; p.len()];
+        if !p.is_empty() {
+            // SAFETY: `p.len()` bytes of the copy's part `i` into `back`.
+            let r = unsafe { cust::sys::cuMemcpyDtoH_v2(back.as_mut_ptr().cast(), copy.part(i), p.len()) };
+            assert_eq!(r, cust::sys::cudaError_enum::CUDA_SUCCESS);
+        }
+        assert_eq!(&back, p, "part {i}");
+    }
+    // A drain instead of an event (a placed read without one).
+    // SAFETY: a live stream.
+    unsafe { placement::synchronize(stream.as_inner() as usize, RecordOn::Device(0)) }.expect("synchronize");
+    drop(copy);
+    // SAFETY: created above, destroyed once.
+    unsafe { cust::sys::cuEventDestroy_v2(event) };
+}
