@@ -11,7 +11,10 @@
  * records in the caller's current context; a refused record fails the op
  * (a read hands out nothing; a write's values stay committed and the call
  * reports OP_FAILED after it ran); CUDA sources on two devices with no
- * device named and a default stream are refused before anything runs.
+ * device named and a default stream are refused before anything runs; a
+ * map session on the device hands out a device copy, waits for
+ * write_done_sync and copies the values back before each commit, which
+ * records the event once.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -279,16 +282,58 @@ int main(void)
         CHECK(strstr(log, "copy") < strstr(log, "record e400"));
     }
 
-    /* Maps: on the host as before; on the device not implemented. */
+    /* A map session on the device: the group is a device copy of its
+     * buffer, ready when the fetch returns; the commit waits for
+     * write_done_sync, copies the values back, commits, records the event
+     * once and frees the copy. */
     {
         ovstage_map_desc_t map;
         ovstage_map_handle_t handle = OVSTAGE_INVALID_MAP_HANDLE;
+        ovstage_map_group_t group;
+        ovstage_cuda_sync_t done = { 0x5400, 0x5500 };
+        ovstage_enqueue_result_t r;
+        float mapped[PRIMS * 3], back[16];
+        size_t element_sizes[PRIMS] = { 1, 1, 1, 1 };
         memset(&map, 0, sizeof(map));
         map.attribute.string = literal_to_ovx_string("fixed");
-        CHECK_STATUS(ovstage_map_attribute_on_device(instance, query, &map, 30, NULL, 0, &drained, &handle).status,
+        for (i = 0; i < PRIMS * 3; ++i) {
+            mapped[i] = 100.0f + (float)i;
+        }
+        r = ovstage_map_attribute_on_device(instance, query, &map, 30, NULL, 0, &on_device, &handle);
+        CHECK_STATUS(r.status, OVSTAGE_OK);
+        before = log_length();
+        CHECK_STATUS(ovstage_fetch_map_next(instance, handle, OVSTAGE_TIMEOUT_INFINITE, &group), OVSTAGE_OK);
+        log = log_since(before);
+        CHECK(group.data.tensor_count == 1 && group.data.tensors[0].device.device_type == kDLCUDA);
+        CHECK(occurrences(log, "alloc") == 1 && occurrences(log, "upload 48 on 5200;") == 1);
+        CHECK(occurrences(log, "sync 5200;") == 1 && strstr(log, "upload") < strstr(log, "sync 5200"));
+        /* The client's kernel writes the device copy (host memory here). */
+        memcpy(group.data.tensors[0].data, mapped, sizeof(mapped));
+        before = log_length();
+        r = ovstage_unmap_group(instance, handle, &group, done);
+        CHECK_STATUS(r.status, OVSTAGE_OK);
+        log = log_since(before);
+        CHECK(strstr(log, "sync 5400;") != NULL && strstr(log, "event sync 5500;") != NULL);
+        CHECK(strstr(log, "event sync 5500;") < strstr(log, "download 48;"));
+        CHECK(strstr(log, "download 48;") < strstr(log, "record e200 on 5200;"));
+        CHECK(occurrences(log, "record e200 on 5200;") == 1 && occurrences(log, "free;") == 1);
+        wait_ok(instance, r);
+        /* The session's end commits nothing more and records once more. */
+        before = log_length();
+        wait_ok(instance, ovstage_unmap_attribute(instance, handle, (ovstage_cuda_sync_t){ 0, 0 }));
+        CHECK(occurrences(log_since(before), "record e200 on 5200;") == 1);
+        seal.ordinal = 30;
+        wait_ok(instance, ovstage_advance_write_floor(instance, &seal));
+        CHECK(read_placed("fixed", NULL, kDLCPU, back, 16) == 12);
+        CHECK(memcmp(back, mapped, sizeof(mapped)) == 0);
+        /* Arrays are not mapped on a device. */
+        map.attribute.string = literal_to_ovx_string("arrays");
+        CHECK_STATUS(ovstage_map_attribute_on_device(instance, query, &map, 31, element_sizes, PRIMS, &on_device,
+                                                     &handle)
+                         .status,
                      OVSTAGE_ERROR_NOT_SUPPORTED);
         CHECK(handle == OVSTAGE_INVALID_MAP_HANDLE);
-        CHECK(strstr(ovstage_get_last_error().ptr, "maps staged on a CUDA device are not implemented") != NULL);
+        CHECK(strstr(ovstage_get_last_error().ptr, "array attributes cannot be mapped on a CUDA device") != NULL);
     }
 
     wait_ok(instance, ovstage_release_query(instance, query));

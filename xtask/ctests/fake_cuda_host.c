@@ -141,3 +141,18 @@ int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void* src, size_t bytes, 
     note(text);
     return 0;
 }
+int cuMemcpyDtoH_v2(void* dst, unsigned long long src, size_t bytes)
+{
+    char text[48];
+    memcpy(dst, (const void*)(size_t)src, bytes);
+    snprintf(text, sizeof(text), "download %lu;", (unsigned long)bytes);
+    note(text);
+    return 0;
+}
+int cuEventSynchronize(void* event)
+{
+    char text[48];
+    snprintf(text, sizeof(text), "event sync %lx;", (unsigned long)event);
+    note(text);
+    return 0;
+}

@@ -77,6 +77,28 @@ pub unsafe fn synchronize(stream: usize, on: RecordOn) -> Result<(), StageError>
     drained
 }
 
+/// Waits on the host until the work `sync` names (a client's
+/// `write_done_sync`: the work queued on `sync.stream`, in its context or
+/// `on`'s for a default stream, and `sync.wait_event`) has run. Nothing to
+/// wait for when neither is set.
+///
+/// # Safety
+/// `sync`'s handles, when set, are a live stream and event.
+pub unsafe fn wait_host(sync: crate::staging::CudaSync, on: RecordOn) -> Result<(), StageError> {
+    if !sync.is_set() {
+        return Ok(());
+    }
+    #[cfg(driven)]
+    // SAFETY: forwarded.
+    let waited = unsafe { driven::wait_host(sync, on) };
+    #[cfg(not(driven))]
+    let waited = {
+        let _ = on;
+        Err(no_backend())
+    };
+    waited
+}
+
 /// Alignment of each part inside a [`DeviceCopy`] (the driver's own
 /// allocation alignment, so every part suits any kernel).
 pub const PART_ALIGN: usize = 256;
@@ -129,6 +151,22 @@ impl DeviceCopy {
             Err(no_backend())
         };
         Ok(DeviceCopy { ordinal, base: base?, offsets })
+    }
+
+    /// Copies part `i` (its first `dst.len()` bytes) back into `dst`;
+    /// returns when the bytes are there. The device work that wrote the
+    /// part must have run (the caller waited for it).
+    pub fn download(&self, i: usize, dst: &mut [u8]) -> Result<(), StageError> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        #[cfg(driven)]
+        // SAFETY: the part has at least `dst.len()` bytes: it was uploaded
+        // from a slice of that length (the caller's contract).
+        let copied = unsafe { driven::download(self.ordinal, self.part(i), dst) };
+        #[cfg(not(driven))]
+        let copied = Err(no_backend());
+        copied
     }
 }
 

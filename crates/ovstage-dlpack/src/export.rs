@@ -27,7 +27,7 @@ use ovstage_abi::dlpack::{
     DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_MAJOR_VERSION,
     DLPACK_MINOR_VERSION, DLPackVersion, DLTensor,
 };
-use ovstage_backend_cuda::placement::DeviceCopy;
+use ovstage_backend_cuda::placement::{DeviceCopy, RecordOn, synchronize};
 use ovstage_backend_cuda::staging::StageError;
 use ovstage_types::{DType, Device, Error, Result};
 use smallvec::SmallVec;
@@ -400,6 +400,9 @@ impl ReadTensors {
 pub struct MapTensors {
     group: MapGroup,
     tensors: Tensors,
+    /// A session mapped on a CUDA device: the copy of the buffer the
+    /// descriptors point into, brought back by [`MapTensors::download`].
+    device_copy: Option<DeviceCopy>,
 }
 
 // SAFETY: the raw pointers point into `group`'s buffer (heap memory that
@@ -416,7 +419,64 @@ impl MapTensors {
             push_compact(dims, &group.shape(i));
             group.tensor_bytes_mut(i).as_mut_ptr().cast_const()
         });
-        MapTensors { group, tensors }
+        MapTensors { group, tensors, device_copy: None }
+    }
+
+    /// Describes `group`'s tensors over a copy of its buffer on CUDA device
+    /// `ordinal` (a map placed there), uploaded and finished on `stream`
+    /// before this returns, so the client may write it at once. The client
+    /// writes the device copy; [`MapTensors::download`] brings it back
+    /// before the commit. A failure gives the group back.
+    ///
+    /// # Safety
+    /// `stream` is 0, 1, 2 or a live `CUstream` of that device's primary
+    /// context.
+    pub unsafe fn on_device(
+        mut group: MapGroup,
+        ordinal: u32,
+        stream: usize,
+    ) -> std::result::Result<MapTensors, Box<(StageError, MapGroup)>> {
+        let n = group.tensor_count();
+        let parts: Vec<&[u8]> = (0..n)
+            .map(|i| {
+                let bytes = group.tensor_bytes_mut(i);
+                // SAFETY: reborrowed shared for the upload; nothing writes
+                // the buffer meanwhile (the group is owned here).
+                unsafe { std::slice::from_raw_parts(bytes.as_ptr(), bytes.len()) }
+            })
+            .collect();
+        // SAFETY: forwarded; the parts are the group's buffer, alive here.
+        let uploaded = unsafe { DeviceCopy::upload(ordinal, &parts, stream) }
+            // SAFETY: as above: the copies finish before the buffer is
+            // used again.
+            .and_then(|c| unsafe { synchronize(stream, RecordOn::Device(ordinal)) }.map(|()| c));
+        drop(parts);
+        let copy = match uploaded {
+            Ok(c) => c,
+            Err(e) => return Err(Box::new((e, group))),
+        };
+        let dtype = group.dtype();
+        let tensors = Tensors::build(Device::Cuda(ordinal), dtype, n, |i, dims| {
+            push_compact(dims, &group.shape(i));
+            copy.part(i) as usize as *const u8
+        });
+        Ok(MapTensors { group, tensors, device_copy: Some(copy) })
+    }
+
+    /// Copies a device session's buffer back from the device (the client's
+    /// `write_done_sync` must have been waited for); nothing for a host
+    /// session.
+    pub fn download(&mut self) -> std::result::Result<(), StageError> {
+        let Some(copy) = &self.device_copy else { return Ok(()) };
+        for i in 0..self.group.tensor_count() {
+            copy.download(i, self.group.tensor_bytes_mut(i))?;
+        }
+        Ok(())
+    }
+
+    /// The device the descriptors point into.
+    pub fn device(&self) -> Device {
+        self.device_copy.as_ref().map_or_else(|| map_device(&self.group), |c| Device::Cuda(c.ordinal()))
     }
 
     /// The group.

@@ -186,22 +186,30 @@ impl Placement {
         })
     }
 
-    /// Checks a map's placement: the host only, without an event
-    /// (device-staged maps and per-commit records are not implemented).
-    pub fn check_map(&self, call: &str) -> Result<()> {
-        if let Target::Cuda(n) = self.target {
+    /// Checks a map session's placement: a CUDA device maps fixed-size
+    /// attributes only (an array session, `element_sizes` given, is
+    /// `NOT_SUPPORTED`, as the published library answers).
+    pub fn check_map(&self, is_array: bool, call: &str) -> Result<()> {
+        if let Target::Cuda(n) = self.target
+            && is_array
+        {
             return Err(Error::not_supported(format!(
-                "{call}: maps staged on a CUDA device are not implemented (placement names CUDA device {n}; columns \
-                 are host-resident in this version): map on the host and write the values from the device instead"
-            )));
-        }
-        if self.availability_event != 0 {
-            return Err(Error::not_supported(format!(
-                "{call}: an availability_event on a map session is not implemented (its commits are host work): \
-                 pass 0 and wait for the unmap's op"
+                "{call}: array attributes cannot be mapped on a CUDA device (placement names CUDA device {n}): map \
+                 fixed-size attributes there, or map arrays on the host"
             )));
         }
         Ok(())
+    }
+
+    /// Where a map session's commits record the event, decided when the
+    /// session is mapped: the placed device, else the calling thread's
+    /// current context. `None` when there is no event and no device.
+    pub fn map_record(&self, call: &str) -> Result<Option<RecordOn>> {
+        match self.target {
+            Target::Cuda(n) => Ok(Some(RecordOn::Device(n))),
+            _ if self.availability_event != 0 => self.captured(call).map(Some),
+            _ => Ok(None),
+        }
     }
 
     /// Records a write's availability event (at `record`, from

@@ -80,6 +80,43 @@ impl HeldGroup {
     }
 }
 
+/// The placed map sessions of an instance. `any` keeps unplaced sessions'
+/// calls off the lock: it is set by the first placed session and never
+/// cleared.
+#[derive(Default)]
+pub(crate) struct PlacedMaps {
+    any: std::sync::atomic::AtomicBool,
+    sessions: Mutex<HashMap<u64, PlacedMap>>,
+}
+
+/// A placed map session's placement and where its commits record.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PlacedMap {
+    pub(crate) placement: ovstage_dlpack::placement::Placement,
+    pub(crate) record: Option<ovstage_backend_cuda::placement::RecordOn>,
+}
+
+impl PlacedMaps {
+    pub(crate) fn insert(&self, map: MapHandle, placed: PlacedMap) {
+        self.any.store(true, std::sync::atomic::Ordering::Release);
+        lock(&self.sessions).insert(map.get(), placed);
+    }
+
+    pub(crate) fn get(&self, map: MapHandle) -> Option<PlacedMap> {
+        if !self.any.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        lock(&self.sessions).get(&map.get()).copied()
+    }
+
+    pub(crate) fn remove(&self, map: MapHandle) -> Option<PlacedMap> {
+        if !self.any.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        lock(&self.sessions).remove(&map.get())
+    }
+}
+
 /// A fetched writable map group and its C arrays.
 pub(crate) struct HeldMapGroup {
     pub(crate) map: MapHandle,
@@ -89,6 +126,16 @@ pub(crate) struct HeldMapGroup {
 impl HeldMapGroup {
     pub(crate) fn new(map: MapHandle, group: MapGroup) -> HeldMapGroup {
         HeldMapGroup { map, tensors: MapTensors::new(group) }
+    }
+
+    /// A group of a session mapped on a device, over its device copy.
+    pub(crate) fn on_device(map: MapHandle, tensors: MapTensors) -> HeldMapGroup {
+        HeldMapGroup { map, tensors }
+    }
+
+    /// Brings a device session's buffer back before the commit.
+    pub(crate) fn download(&mut self) -> std::result::Result<(), ovstage_backend_cuda::staging::StageError> {
+        self.tensors.download()
     }
 
     /// The address C identifies the group by (its tensor array).
@@ -163,6 +210,9 @@ pub(crate) struct Results {
     pub(crate) hierarchies: Registry<HeldHierarchy>,
     /// Fetched, uncommitted map groups by the address of their tensors.
     pub(crate) map_groups: Mutex<HashMap<usize, HeldMapGroup>>,
+    /// Map sessions with a placement (a CUDA device or an availability
+    /// event), by raw map handle, until `unmap_attribute` ends them.
+    pub(crate) map_placements: PlacedMaps,
     /// NUL-terminated token texts handed out by `get_strings_from_tokens`.
     pub(crate) token_texts: RwLock<HashMap<u64, CString>>,
     /// Error messages of dictionary results not released yet (from
@@ -179,10 +229,10 @@ impl Results {
     }
 
     /// Takes back the map group C identifies by its tensor array.
-    pub(crate) fn take_map_group(&self, map: MapHandle, tensors: usize) -> Result<MapGroup> {
+    pub(crate) fn take_map_group(&self, map: MapHandle, tensors: usize) -> Result<HeldMapGroup> {
         let mut groups = lock(&self.map_groups);
         match groups.get(&tensors) {
-            Some(h) if h.map == map => Ok(groups.remove(&tensors).expect("present").into_group()),
+            Some(h) if h.map == map => Ok(groups.remove(&tensors).expect("present")),
             Some(_) => Err(Error::invalid_argument(format!(
                 "unmap_group: the group belongs to another map session than {map}"
             ))),
@@ -193,10 +243,10 @@ impl Results {
     }
 
     /// Takes back every fetched, uncommitted group of `map`.
-    pub(crate) fn take_map_groups(&self, map: MapHandle) -> Vec<MapGroup> {
+    pub(crate) fn take_map_groups(&self, map: MapHandle) -> Vec<HeldMapGroup> {
         let mut groups = lock(&self.map_groups);
         let keys: Vec<usize> = groups.iter().filter(|(_, h)| h.map == map).map(|(k, _)| *k).collect();
-        keys.into_iter().filter_map(|k| groups.remove(&k)).map(HeldMapGroup::into_group).collect()
+        keys.into_iter().filter_map(|k| groups.remove(&k)).collect()
     }
 
     /// Keeps a dictionary error message for C until it is released;

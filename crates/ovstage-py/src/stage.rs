@@ -298,6 +298,26 @@ fn placement_arg(placement: Option<&Bound<'_, PyAny>>, call: &str) -> PyResult<R
     Ok(Placement::parse(device, stream, event, call))
 }
 
+/// A map's placement in Python: the host without an event (sessions on a
+/// CUDA device and per-commit events are the C ABI's only, for now).
+fn python_map_placement(p: &Placement, is_array: bool) -> Result<(), Error> {
+    const CALL: &str = "map_attribute";
+    p.check_map(is_array, CALL)?;
+    if let Target::Cuda(n) = p.target {
+        return Err(Error::not_supported(format!(
+            "{CALL}: map sessions on a CUDA device (placement names CUDA device {n}) are not implemented in the Python \
+             binding (the C ABI's map_attribute_on_device has them): map on the host"
+        )));
+    }
+    if p.availability_event != 0 {
+        return Err(Error::not_supported(format!(
+            "{CALL}: an availability_event on a map session is not implemented in the Python binding: pass 0 and \
+             wait for the unmap's op"
+        )));
+    }
+    Ok(())
+}
+
 /// Distinct CUDA devices of a write's payload objects (`__dlpack_device__`
 /// producers and `DLTensor` descriptors): where a placement naming no
 /// device records its event.
@@ -886,7 +906,7 @@ impl Stage {
         };
         let placed = placement_arg(placement, "map_attribute")?;
         let stage = slf.get().stage("map_attribute")?;
-        let r = placed.and_then(|p| p.check_map("map_attribute")).and_then(|()| {
+        let r = placed.and_then(|p| python_map_placement(&p, sizes.is_some())).and_then(|()| {
             let dtype = match dtype {
                 Some((c, b, l)) => Some(DType::new(
                     u8::try_from(c)

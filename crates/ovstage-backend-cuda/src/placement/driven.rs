@@ -23,6 +23,10 @@ unsafe extern "C" {
     fn cu_mem_alloc(dptr: *mut u64, bytes: usize) -> u32;
     #[link_name = "cuMemFree_v2"]
     fn cu_mem_free(dptr: u64) -> u32;
+    #[link_name = "cuMemcpyDtoH_v2"]
+    fn cu_memcpy_dtoh(dst: *mut c_void, src: u64, bytes: usize) -> u32;
+    #[link_name = "cuEventSynchronize"]
+    fn cu_event_synchronize(event: Handle) -> u32;
     #[link_name = "cuMemcpyHtoDAsync_v2"]
     fn cu_memcpy_htod_async(dst: u64, src: *const c_void, bytes: usize, stream: Handle) -> u32;
 }
@@ -127,6 +131,27 @@ pub(super) unsafe fn upload(
         }
         Ok(base)
     })
+}
+
+pub(super) unsafe fn wait_host(sync: crate::staging::CudaSync, on: RecordOn) -> Result<(), StageError> {
+    if sync.stream != 0 {
+        // SAFETY: forwarded.
+        unsafe { synchronize(sync.stream, on)? };
+    }
+    if sync.wait_event != 0 {
+        crate::probe_device(0).map_err(StageError::NoDevice)?;
+        // SAFETY: the caller's live event.
+        call("cuEventSynchronize", unsafe { cu_event_synchronize(sync.wait_event as Handle) })?;
+    }
+    Ok(())
+}
+
+/// # Safety
+/// `src` has `dst.len()` readable bytes on device `ordinal`.
+pub(super) unsafe fn download(ordinal: u32, src: u64, dst: &mut [u8]) -> Result<(), StageError> {
+    let context = primary_context(ordinal)?;
+    // SAFETY: per the caller; `dst` is writable for its length.
+    within(context, || call("cuMemcpyDtoH_v2", unsafe { cu_memcpy_dtoh(dst.as_mut_ptr().cast(), src, dst.len()) }))
 }
 
 pub(super) fn free(ordinal: u32, base: u64) {

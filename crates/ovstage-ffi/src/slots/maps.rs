@@ -13,7 +13,9 @@ use crate::abi::api_types::{
 use crate::abi::placement::ovstage_placement_t;
 use crate::error::{c_status, report};
 use crate::results::HeldMapGroup;
+use crate::results::PlacedMap;
 use crate::strings;
+use ovstage_dlpack::placement::Target;
 
 fn map_handle(raw: u64, call: &str) -> Result<MapHandle> {
     MapHandle::from_raw(raw).ok_or_else(|| {
@@ -25,9 +27,11 @@ fn map_handle(raw: u64, call: &str) -> Result<MapHandle> {
     })
 }
 
-/// Host sessions have no device work to wait for.
-fn host_sync(sync: ovstage_cuda_sync_t, call: &str) -> Result<()> {
-    if sync.stream != 0 || sync.wait_event != 0 {
+/// `write_done_sync` is for sessions mapped on a CUDA device; host sessions
+/// have no device work to wait for.
+fn commit_sync(session: Option<PlacedMap>, sync: ovstage_cuda_sync_t, call: &str) -> Result<()> {
+    let on_device = session.is_some_and(|s| matches!(s.placement.target, Target::Cuda(_)));
+    if !on_device && (sync.stream != 0 || sync.wait_event != 0) {
         return Err(Error::invalid_argument(format!(
             "{call}: write_done_sync must be zero for a session mapped on the host (stream {}, event {})",
             sync.stream, sync.wait_event
@@ -82,7 +86,9 @@ pub(super) unsafe fn map_attribute_placed(
     // SAFETY: the contract's preconditions on the pointers.
     unsafe {
         handle_slot(ctx, call, out, |c| {
-            placed::map_placement(placement, call)?;
+            let placed = placed::placement(placement, call)?;
+            placed.check_map(!element_sizes.is_null(), call)?;
+            let record = placed.map_record(call)?;
             strings::non_null(desc, format_args!("{call}: desc"))?;
             let d = &*desc;
             let q = query_handle(handle, call)?;
@@ -129,6 +135,9 @@ pub(super) unsafe fn map_attribute_placed(
                 Some(sizes)
             };
             let e = c.stage.map_attribute(q, desc, ordinal, sizes.as_deref()).map_err(in_call(call))?;
+            if !placed.is_unplaced() {
+                c.results.map_placements.insert(e.handle, PlacedMap { placement: placed, record });
+            }
             Ok((e.handle.get(), e.op))
         })
     }
@@ -151,10 +160,13 @@ pub(super) unsafe extern "C" fn fetch_map_next(
                 Ok((m, c.stage.fetch_map_next(m, Timeout::from_nanos(timeout)).map_err(in_call(CALL))?))
             })();
             match fetched {
-                Ok((m, Some(group))) => {
-                    out.write(c.results.hold_map_group(HeldMapGroup::new(m, group)));
-                    c_status(Status::Ok)
-                }
+                Ok((m, Some(group))) => match placed::map_group(c, m, group, CALL) {
+                    Ok(held) => {
+                        out.write(c.results.hold_map_group(held));
+                        c_status(Status::Ok)
+                    }
+                    Err(e) => report(&e),
+                },
                 Ok((_, None)) => c_status(Status::EndOfIteration),
                 Err(e) => report(&e),
             }
@@ -175,9 +187,15 @@ pub(super) unsafe extern "C" fn unmap_group(
         enqueue_slot(ctx, CALL, |c| {
             let m = map_handle(handle, CALL)?;
             strings::non_null(group, format_args!("{CALL}: group"))?;
-            host_sync(sync, CALL)?;
-            let g = c.results.take_map_group(m, (*group).data.tensors as usize)?;
-            c.stage.unmap_group(m, g).map_err(in_call(CALL))
+            let session = c.results.map_placements.get(m);
+            commit_sync(session, sync, CALL)?;
+            let mut g = c.results.take_map_group(m, (*group).data.tensors as usize)?;
+            if let Err(e) = placed::bring_back(session, std::slice::from_mut(&mut g), sync, CALL) {
+                c.results.hold_map_group(g);
+                return Err(e);
+            }
+            let op = c.stage.unmap_group(m, g.into_group()).map_err(in_call(CALL))?;
+            placed::after_commit(c, op, session, CALL)
         })
     }
 }
@@ -194,9 +212,19 @@ pub(super) unsafe extern "C" fn unmap_attribute(
     unsafe {
         enqueue_slot(ctx, CALL, |c| {
             let m = map_handle(handle, CALL)?;
-            host_sync(sync, CALL)?;
-            let groups = c.results.take_map_groups(m);
-            c.stage.unmap_attribute(m, groups).map_err(in_call(CALL))
+            let session = c.results.map_placements.get(m);
+            commit_sync(session, sync, CALL)?;
+            let mut groups = c.results.take_map_groups(m);
+            if let Err(e) = placed::bring_back(session, &mut groups, sync, CALL) {
+                for g in groups {
+                    c.results.hold_map_group(g);
+                }
+                return Err(e);
+            }
+            let groups: Vec<_> = groups.into_iter().map(HeldMapGroup::into_group).collect();
+            let op = c.stage.unmap_attribute(m, groups).map_err(in_call(CALL))?;
+            c.results.map_placements.remove(m);
+            placed::after_commit(c, op, session, CALL)
         })
     }
 }

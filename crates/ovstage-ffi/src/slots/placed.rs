@@ -8,11 +8,15 @@
 use std::sync::Arc;
 
 use ovstage_backend_cuda::placement::RecordOn;
+use ovstage_backend_cuda::staging::{CudaSync, StageError};
 use ovstage_dlpack::Managed;
+use ovstage_dlpack::MapTensors;
 use ovstage_dlpack::placement::{Placement, Target};
-use ovstage_types::{OpId, Result};
+use ovstage_types::{Error, MapHandle, OpId, Result, Status};
+use stage::MapGroup;
 
 use crate::abi::api::ovstage_extension_header_t;
+use crate::abi::api_types::ovstage_cuda_sync_t;
 use crate::abi::api_types::{
     ovstage_attribute_write_t, ovstage_context_t, ovstage_enqueue_result_t, ovstage_map_desc_t, ovstage_map_handle_t,
     ovstage_ordinal_range_t, ovstage_ordinal_t, ovstage_prim_mode_t, ovstage_query_handle_t, ovstage_read_handle_t,
@@ -24,6 +28,7 @@ use crate::abi::placement::{
     OVSTAGE_PLACEMENT_EXTENSION_VERSION, ovstage_placement_extension_v1_t, ovstage_placement_t,
 };
 use crate::instance::Context;
+use crate::results::{HeldMapGroup, PlacedMap};
 
 /// The name `query_extension` answers with [`TABLE`].
 pub(super) const NAME: &str = "ovstage.placement";
@@ -114,13 +119,67 @@ pub(super) fn after_write(
     unsafe { placed.after_write(&c.stage, op, record, call) }
 }
 
-/// A map's placement ([`Placement::check_map`]).
-///
-/// # Safety
-/// As for [`placement`].
-pub(super) unsafe fn map_placement(p: *const ovstage_placement_t, call: &str) -> Result<()> {
-    // SAFETY: forwarded.
-    unsafe { placement(p, call)? }.check_map(call)
+/// A fetched map group as C gets it: over a copy of its buffer on the
+/// device for a session mapped on a CUDA device (uploaded and finished
+/// before the fetch returns), else over the buffer itself. If the copy
+/// fails the group is held as a host group (so the session's commit still
+/// finds it, its values unchanged) and the fetch reports the error.
+pub(super) fn map_group(c: &Context, m: MapHandle, group: MapGroup, call: &str) -> Result<HeldMapGroup> {
+    let Some(PlacedMap { placement: Placement { target: Target::Cuda(n), stream, .. }, .. }) =
+        c.results.map_placements.get(m)
+    else {
+        return Ok(HeldMapGroup::new(m, group));
+    };
+    // SAFETY: the placement's stream is the caller's live handle (the
+    // contract), of device `n`'s primary context.
+    match unsafe { MapTensors::on_device(group, n, stream) } {
+        Ok(tensors) => Ok(HeldMapGroup::on_device(m, tensors)),
+        Err(refused) => {
+            let (e, group) = *refused;
+            c.results.hold_map_group(HeldMapGroup::new(m, group));
+            let status = if e.is_out_of_memory() { Status::OutOfMemory } else { Status::OpFailed };
+            Err(Error::new(
+                status,
+                format!(
+                    "{call}: staging the map group on CUDA device {n} failed ({e}); the group stays mapped on the \
+                     host, unchanged, and is committed with the session"
+                ),
+            ))
+        }
+    }
+}
+
+/// Before a commit of a session mapped on a device: waits for the client's
+/// `write_done_sync` on the host, then copies each group's device copy back
+/// into its buffer. Nothing for other sessions. A failure commits nothing
+/// (the groups stay held, mapped).
+pub(super) fn bring_back(
+    session: Option<PlacedMap>,
+    groups: &mut [HeldMapGroup],
+    sync: ovstage_cuda_sync_t,
+    call: &str,
+) -> Result<()> {
+    let Some(PlacedMap { placement: Placement { target: Target::Cuda(n), .. }, .. }) = session else { return Ok(()) };
+    let failed = |what: &str, e: StageError| {
+        Error::new(Status::OpFailed, format!("{call}: {what} on CUDA device {n} failed: {e}; nothing was committed"))
+    };
+    let sync = CudaSync { stream: sync.stream, wait_event: sync.wait_event };
+    // SAFETY: write_done_sync's handles are the caller's live ones.
+    unsafe { ovstage_backend_cuda::placement::wait_host(sync, RecordOn::Device(n)) }
+        .map_err(|e| failed("waiting for write_done_sync", e))?;
+    for g in groups {
+        g.download().map_err(|e| failed("copying the mapped values back", e))?;
+    }
+    Ok(())
+}
+
+/// Records a placed session's availability event for the commit `op`
+/// (each commit records once), as [`after_write`] does for a write.
+pub(super) fn after_commit(c: &Context, op: OpId, session: Option<PlacedMap>, call: &str) -> Result<OpId> {
+    match session {
+        Some(s) => after_write(c, op, &s.placement, s.record, call),
+        None => Ok(op),
+    }
 }
 
 /// `write_attribute_on_device`.
