@@ -161,3 +161,89 @@ fn placements_refused_without_a_driver_and_what_is_not_supported() {
     let reason = ovstage_backend_cuda::probe_device(0).unwrap_err().reason;
     insta::assert_snapshot!(report.replace(&reason, "<no driver>"));
 }
+
+/// On a real GPU (device 0): a read placed there hands out device memory
+/// equal to the host read once its event has fired, and a map session
+/// there commits what the client wrote into the device copy. Prints SKIP
+/// without a GPU (the GPU check's bundle runs it where there is one). Built
+/// where the backend drives a driver (its `driven` cfg, spelled out: a cfg
+/// of another crate).
+#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+#[test]
+fn on_a_gpu_placed_reads_and_maps_move_the_values() {
+    use ovstage_backend_cuda::cust::sys as cu;
+    let _g = shared();
+    let _gpu = match ovstage_backend_cuda::gpu::Gpu::new(0) {
+        Ok(g) => g,
+        Err(e) => {
+            println!("SKIP on_a_gpu_placed_reads_and_maps_move_the_values: {e}");
+            return;
+        }
+    };
+    let ok = cu::cudaError_enum::CUDA_SUCCESS;
+    let i = Inst::new();
+    let q = i.query(&["/A", "/B", "/C"]);
+    let values = [1f32, 2., 3., 4., 5., 6.];
+    i.done(i.write_f32(q, "p", 1, &values, 2));
+    i.seal(1);
+    let mut event = std::ptr::null_mut();
+    // SAFETY: the driver writes one handle.
+    assert_eq!(unsafe { cu::cuEventCreate(&mut event, 2) }, ok);
+    let on_device = placement(2, 0, 1, event as usize);
+    let tokens = i.tokens(&["p"]);
+    let mut handle = 0;
+    // SAFETY: live instance, valid arrays, placement and output.
+    let r = unsafe {
+        (table(&i).read_attributes_on_device.unwrap())(i.ctx(), q, tokens.as_ptr(), 1, LATEST, &on_device, &mut handle)
+    };
+    assert_eq!(r.status.0, OK, "{}", last_error());
+    // SAFETY: a zeroed group is a valid output buffer.
+    let mut g: ovstage_read_group_t = unsafe { std::mem::zeroed() };
+    // SAFETY: live instance, valid output.
+    assert_eq!(unsafe { (i.vt().fetch_read_next.unwrap())(i.ctx(), handle, INFINITE, &mut g) }.0, OK);
+    // SAFETY: one tensor.
+    let t = unsafe { &*g.data.tensors };
+    assert_eq!((t.device.device_type.0, t.device.device_id), (2, 0));
+    // SAFETY: the event was recorded before the group was handed out.
+    assert_eq!(unsafe { cu::cuEventSynchronize(event) }, ok);
+    let mut back = [0f32; 6];
+    // SAFETY: 24 bytes of the group's device copy into `back`.
+    assert_eq!(unsafe { cu::cuMemcpyDtoH_v2(back.as_mut_ptr().cast(), t.data as u64, 24) }, ok);
+    assert_eq!(back, values);
+    // SAFETY: live instance; the group came from this read.
+    assert_eq!(unsafe { (i.vt().release_group.unwrap())(i.ctx(), &g) }.0, OK);
+    // SAFETY: live instance.
+    i.done(unsafe { (i.vt().release_read.unwrap())(i.ctx(), handle) });
+
+    // A map session on the device: the client writes the device copy.
+    // SAFETY: a zeroed desc is "infer everything".
+    let mut desc: ovstage_map_desc_t = unsafe { std::mem::zeroed() };
+    desc.attribute = attr("p");
+    let mut map = 0;
+    // SAFETY: live instance, valid desc, placement and output.
+    let r = unsafe {
+        (table(&i).map_attribute_on_device.unwrap())(i.ctx(), q, &desc, 2, std::ptr::null(), 0, &on_device, &mut map)
+    };
+    assert_eq!(r.status.0, OK, "{}", last_error());
+    // SAFETY: a zeroed group is a valid output buffer.
+    let mut mg: ovstage_map_group_t = unsafe { std::mem::zeroed() };
+    // SAFETY: live instance, valid output.
+    assert_eq!(unsafe { (i.vt().fetch_map_next.unwrap())(i.ctx(), map, INFINITE, &mut mg) }.0, OK);
+    // SAFETY: one tensor.
+    let mt = unsafe { &*mg.data.tensors };
+    assert_eq!(mt.device.device_type.0, 2);
+    let written = [9f32, 8., 7., 6., 5., 4.];
+    // SAFETY: 24 bytes into the group's device copy, on the legacy stream.
+    let copied = unsafe { cu::cuMemcpyHtoDAsync_v2(mt.data as u64, written.as_ptr().cast(), 24, 1 as cu::CUstream) };
+    assert_eq!(copied, ok);
+    let done = ovstage_cuda_sync_t { stream: 1, wait_event: 0 };
+    // SAFETY: live instance; the group came from this session.
+    i.done(unsafe { (i.vt().unmap_group.unwrap())(i.ctx(), map, &mg, done) });
+    // SAFETY: live instance.
+    i.done(unsafe { (i.vt().unmap_attribute.unwrap())(i.ctx(), map, Default::default()) });
+    i.seal(2);
+    let rows = i.read_f32(q, &["p"], LATEST).unwrap()[0].rows.concat();
+    assert_eq!(rows, written);
+    // SAFETY: created above; every record was waited for.
+    unsafe { cu::cuEventDestroy_v2(event) };
+}
