@@ -4,7 +4,9 @@
  * memory: the experimental "ovstage.placement" extension end to end.
  * query_extension returns the table; a read placed on CUDA device 0 hands
  * out groups in device memory (fixed rows and per-row arrays) equal to the
- * host read, freed by release_group; the availability event is recorded
+ * host read; the copy is kept for later placed reads of the same version
+ * (ordered behind its upload by an event of ours), and a new version is
+ * copied again; the availability event is recorded
  * exactly once per accepted op, on the placement's stream, also for a read
  * with no groups and for a write that needs no device work; without an
  * event the read drains the stream instead; a host placement with an event
@@ -179,14 +181,16 @@ int main(void)
     wait_ok(instance, ovstage_advance_write_floor(instance, &seal));
 
     /* A placed read: device copies equal to the host read, one upload per
-     * tensor into one allocation per group, the event recorded once after
-     * them and the stream not drained; the copies are freed on release. */
+     * tensor into one allocation per group, our ready event and then the
+     * caller's recorded after them, the stream not drained; the copy is
+     * kept for later reads of the same version (not freed on release). */
     before = log_length();
     same_on_device("fixed", &on_device);
     log = log_since(before);
     CHECK(occurrences(log, "alloc") == 1 && occurrences(log, "upload 48 on 5200;") == 1);
-    CHECK(occurrences(log, "record e200 on 5200;") == 1 && occurrences(log, "sync") == 0);
-    CHECK(strstr(log, "upload") < strstr(log, "record") && occurrences(log, "free;") == 1);
+    CHECK(occurrences(log, "record e100 on 5200;") == 1 && occurrences(log, "record e200 on 5200;") == 1);
+    CHECK(occurrences(log, "sync") == 0 && occurrences(log, "free;") == 0);
+    CHECK(strstr(log, "upload") < strstr(log, "record e100") && strstr(log, "record e100") < strstr(log, "record e200"));
     /* Every switch to the device's context is undone: the thread's own
      * (the fake's 0xAA) is current again. */
     CHECK(occurrences(log, "current c0;") == occurrences(log, "current aa;"));
@@ -195,13 +199,22 @@ int main(void)
     same_on_device("arrays", &on_device);
     log = log_since(before);
     CHECK(occurrences(log, "alloc") == 1 && occurrences(log, "upload") == PRIMS);
-    CHECK(occurrences(log, "record e200 on 5200;") == 1 && occurrences(log, "free;") == 1);
-    /* Without an event the read drains the stream before it completes. */
+    CHECK(occurrences(log, "record e200 on 5200;") == 1 && occurrences(log, "free;") == 0);
+    /* The same version again, with an event: no copy; the stream waits for
+     * the kept copy's ready event on the device, then the record. */
+    before = log_length();
+    same_on_device("fixed", &on_device);
+    log = log_since(before);
+    CHECK(occurrences(log, "alloc") == 0 && occurrences(log, "upload") == 0);
+    CHECK(occurrences(log, "wait 5200 e100;") == 1 && strstr(log, "wait 5200 e100;") < strstr(log, "record e200"));
+    /* Without an event the read waits on the host: for the kept copy's
+     * event; for a new copy (the arrays, read with another placement the
+     * first time below, are kept too), by draining the stream. */
     before = log_length();
     same_on_device("fixed", &drained);
     log = log_since(before);
-    CHECK(occurrences(log, "sync 5200;") == 1 && occurrences(log, "record") == 0);
-    CHECK(strstr(log, "upload") < strstr(log, "sync"));
+    CHECK(occurrences(log, "event sync e100;") == 1 && occurrences(log, "record") == 0);
+    CHECK(occurrences(log, "upload") == 0 && occurrences(log, "sync 5200;") == 0);
     /* A read with no groups still records its event, once. */
     {
         float none[4];
@@ -326,6 +339,13 @@ int main(void)
         wait_ok(instance, ovstage_advance_write_floor(instance, &seal));
         CHECK(read_placed("fixed", NULL, kDLCPU, back, 16) == 12);
         CHECK(memcmp(back, mapped, sizeof(mapped)) == 0);
+        /* A new version is a new copy: the placed read uploads again, and
+         * without an event drains its stream. */
+        before = log_length();
+        same_on_device("fixed", &drained);
+        log = log_since(before);
+        CHECK(occurrences(log, "alloc") == 1 && occurrences(log, "upload 48 on 5200;") == 1);
+        CHECK(occurrences(log, "sync 5200;") == 1 && strstr(log, "upload") < strstr(log, "sync 5200"));
         /* Arrays are not mapped on a device. */
         map.attribute.string = literal_to_ovx_string("arrays");
         CHECK_STATUS(ovstage_map_attribute_on_device(instance, query, &map, 31, element_sizes, PRIMS, &on_device,

@@ -156,3 +156,10 @@ int cuEventSynchronize(void* event)
     note(text);
     return 0;
 }
+int cuEventDestroy_v2(void* event)
+{
+    char text[48];
+    snprintf(text, sizeof(text), "destroy %lx;", (unsigned long)event);
+    note(text);
+    return 0;
+}

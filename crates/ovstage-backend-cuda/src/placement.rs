@@ -110,6 +110,9 @@ pub struct DeviceCopy {
     ordinal: u32,
     base: u64,
     offsets: Vec<usize>,
+    /// An event of ours recorded after the copies ([`DeviceCopy::mark_ready`]),
+    /// 0 until then: what a later user of the copy orders behind.
+    ready: usize,
 }
 
 impl DeviceCopy {
@@ -140,7 +143,7 @@ impl DeviceCopy {
             total = end.ok_or(StageError::Failed { call: "cuMemAlloc_v2", code: 2 })?;
         }
         if total == 0 {
-            return Ok(DeviceCopy { ordinal, base: 0, offsets });
+            return Ok(DeviceCopy { ordinal, base: 0, offsets, ready: 0 });
         }
         #[cfg(driven)]
         // SAFETY: forwarded.
@@ -150,7 +153,65 @@ impl DeviceCopy {
             let _ = stream;
             Err(no_backend())
         };
-        Ok(DeviceCopy { ordinal, base: base?, offsets })
+        Ok(DeviceCopy { ordinal, base: base?, offsets, ready: 0 })
+    }
+
+    /// Records an event of ours on `stream` after the copies queued there,
+    /// so later users of the copy (other reads, on other streams) can order
+    /// behind them ([`DeviceCopy::wait_ready`], [`DeviceCopy::sync_ready`]).
+    ///
+    /// # Safety
+    /// `stream` is the stream the copies were queued on.
+    pub unsafe fn mark_ready(&mut self, stream: usize) -> Result<(), StageError> {
+        if self.base == 0 {
+            return Ok(());
+        }
+        #[cfg(driven)]
+        {
+            // SAFETY: forwarded.
+            self.ready = unsafe { driven::record_ready(self.ordinal, self.ready, stream)? };
+            Ok(())
+        }
+        #[cfg(not(driven))]
+        {
+            let _ = stream;
+            Err(no_backend())
+        }
+    }
+
+    /// Makes `stream` wait (on the device) for the copies; nothing when
+    /// they were not marked ([`DeviceCopy::mark_ready`]).
+    ///
+    /// # Safety
+    /// `stream` is 0, 1, 2 or a live `CUstream` of the device's primary
+    /// context.
+    pub unsafe fn wait_ready(&self, stream: usize) -> Result<(), StageError> {
+        if self.ready == 0 {
+            return Ok(());
+        }
+        #[cfg(driven)]
+        // SAFETY: forwarded; our event is live while `self` is.
+        let waited = unsafe { driven::stream_wait(self.ordinal, stream, self.ready) };
+        #[cfg(not(driven))]
+        let waited = {
+            let _ = stream;
+            Err(no_backend())
+        };
+        waited
+    }
+
+    /// Waits on the host until the copies have run; nothing when they were
+    /// not marked.
+    pub fn sync_ready(&self) -> Result<(), StageError> {
+        if self.ready == 0 {
+            return Ok(());
+        }
+        #[cfg(driven)]
+        // SAFETY: our event, live while `self` is.
+        let waited = unsafe { driven::event_sync(self.ordinal, self.ready) };
+        #[cfg(not(driven))]
+        let waited = Err(no_backend());
+        waited
     }
 
     /// Copies part `i` (its first `dst.len()` bytes) back into `dst`;
@@ -165,7 +226,10 @@ impl DeviceCopy {
         // from a slice of that length (the caller's contract).
         let copied = unsafe { driven::download(self.ordinal, self.part(i), dst) };
         #[cfg(not(driven))]
-        let copied = Err(no_backend());
+        let copied = {
+            let _ = i;
+            Err(no_backend())
+        };
         copied
     }
 }
@@ -174,7 +238,7 @@ impl Drop for DeviceCopy {
     fn drop(&mut self) {
         #[cfg(driven)]
         if self.base != 0 {
-            driven::free(self.ordinal, self.base);
+            driven::free(self.ordinal, self.base, self.ready);
         }
     }
 }

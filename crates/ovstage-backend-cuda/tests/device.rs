@@ -214,7 +214,15 @@ fn a_placed_reads_device_copy_holds_its_parts_and_the_event_follows_the_copies()
     unsafe { cust::sys::cuCtxGetCurrent(&mut before) };
     // SAFETY: a live stream of device 0's primary context; `parts` outlive
     // the copies (the event is waited for below).
-    let copy = unsafe { DeviceCopy::upload(0, &views, stream.as_inner() as usize) }.expect("upload");
+    let mut copy = unsafe { DeviceCopy::upload(0, &views, stream.as_inner() as usize) }.expect("upload");
+    // SAFETY: the stream the copies were queued on.
+    unsafe { copy.mark_ready(stream.as_inner() as usize) }.expect("mark ready");
+    // Another stream orders behind the copies on the device; the host too.
+    let other = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    // SAFETY: a live stream of the same context.
+    unsafe { copy.wait_ready(other.as_inner() as usize) }.expect("wait ready");
+    other.synchronize().unwrap();
+    copy.sync_ready().expect("sync ready");
     let mut event = std::ptr::null_mut();
     // SAFETY: the driver writes one handle.
     assert_eq!(unsafe { cust::sys::cuEventCreate(&mut event, 2) }, cust::sys::cudaError_enum::CUDA_SUCCESS);

@@ -20,6 +20,7 @@ use std::borrow::BorrowMut;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use ovstage::{MapGroup, Prepared, ReadGroup};
 use ovstage_abi::dlpack::{
@@ -275,7 +276,7 @@ pub struct ReadTensors {
     tensors: Tensors,
     /// The device copy the descriptors point into, for a read placed on a
     /// device.
-    device_copy: Option<DeviceCopy>,
+    device_copy: Option<Arc<DeviceCopy>>,
 }
 
 // SAFETY: the raw pointers inside point into `group`'s pinned immutable
@@ -286,9 +287,9 @@ unsafe impl Send for ReadTensors {}
 unsafe impl Sync for ReadTensors {}
 
 /// A group's descriptors built while its read ran ([`prepare`], or
-/// [`place_on_device`] with the device copy they point into), carried in
+/// [`point_at_device`] with the device copy they point into), carried in
 /// the group until [`ReadTensors::new`] takes them.
-struct PreparedTensors(Tensors, Option<DeviceCopy>);
+struct PreparedTensors(Tensors, Option<Arc<DeviceCopy>>);
 
 // SAFETY: the descriptors' pointers point into the group's image (shared,
 // immutable heap memory the group pins) and into the descriptors' own
@@ -306,27 +307,23 @@ pub fn prepare(group: &ReadGroup) -> Option<Prepared> {
     Some(Box::new(PreparedTensors(describe(group), None)))
 }
 
-/// Copies `group`'s values to CUDA device `ordinal` (queued on `stream`)
-/// and makes its descriptors point there: what a read placed on a device
-/// hands out. The copy is the group's, freed when the group is released.
-/// A tombstone group has nothing to copy.
-///
-/// # Safety
-/// `stream` is 0, 1, 2 or a live `CUstream` of the device's primary
-/// context; the group's memory stays put until the stream has run the
-/// copies (the group pins it).
-pub unsafe fn place_on_device(group: &mut ReadGroup, ordinal: u32, stream: usize) -> Result<(), StageError> {
-    let Some(data) = group.data() else { return Ok(()) };
-    let parts: Vec<&[u8]> = if data.is_array() { data.array_bytes().collect() } else { vec![data.bytes()] };
-    // SAFETY: forwarded; the parts are the group's pinned memory.
-    let copy = unsafe { DeviceCopy::upload(ordinal, &parts, stream)? };
-    // Tensor `i` is part `i`: described as on the host, then pointed at
-    // the copy.
+/// The bytes a copy of `group`'s values consists of, one part per tensor
+/// (the fixed-size tensor, or each array row); none for a tombstone group.
+pub fn device_parts(group: &ReadGroup) -> Vec<&[u8]> {
+    match group.data() {
+        None => Vec::new(),
+        Some(data) if data.is_array() => data.array_bytes().collect(),
+        Some(data) => vec![data.bytes()],
+    }
+}
+
+/// Points `group`'s descriptors at `copy`, a copy of its values on a CUDA
+/// device made from [`device_parts`] (part `i` is tensor `i`): what a read
+/// placed on a device hands out. The group keeps the copy until released.
+pub fn point_at_device(group: &mut ReadGroup, copy: Arc<DeviceCopy>) {
     let at = |i: usize, _: *const u8| copy.part(i) as usize as *const u8;
-    let device = Device::Cuda(ordinal);
-    let tensors = describe_as(group, device, at);
+    let tensors = describe_as(group, Device::Cuda(copy.ordinal()), at);
     group.set_prepared(Box::new(PreparedTensors(tensors, Some(copy))));
-    Ok(())
 }
 
 /// `group`'s descriptors.

@@ -10,12 +10,14 @@
 //!   only device work is reading its CUDA sources, finished when the
 //!   enqueue returns, so its availability event is recorded then, once the
 //!   op is accepted;
-//! - a read placed on CUDA device `n` copies each group's values into
-//!   device memory the group owns (freed by `release_group`), queued on the
-//!   placement's stream, then records the event on that stream (or, without
-//!   one, drains the stream) before the read reports complete; so the
-//!   event covers the read's own transfer, and no write leaves device work
-//!   running that it would have to cover;
+//! - a read placed on CUDA device `n` points each group at a copy of its
+//!   values there: one kept from an earlier placed read of the same image
+//!   (`cache`; its stream waits for that copy's ready event of ours), or
+//!   a new one queued on the placement's stream (and kept). Then it records
+//!   the event on that stream (or, without one, waits on the host) before
+//!   the read reports complete; so the event covers the copies the groups
+//!   point at, and no write leaves device work running that it would have
+//!   to cover;
 //! - a host placement with an availability event records it on the calling
 //!   thread's current context (captured at enqueue for a read).
 //!
@@ -24,14 +26,18 @@
 //! here touches the driver unless a placement names a CUDA device or an
 //! availability event: host-only clients stay CUDA-free.
 
+use std::sync::Arc;
+
 use ovstage::{ReadFinisher, ReadGroup, Stage};
 use ovstage_abi::dlpack::DLDevice;
-use ovstage_backend_cuda::placement::{self as driver, RecordOn};
+use ovstage_backend_cuda::placement::{self as driver, DeviceCopy, RecordOn};
 use ovstage_backend_cuda::staging::StageError;
 use ovstage_types::{Error, OpId, Result, Status, Timeout};
 
 use crate::device::{CPU, CUDA, CUDA_HOST, CUDA_MANAGED};
-use crate::export::place_on_device;
+use crate::export::{device_parts, point_at_device};
+
+mod cache;
 
 /// Which device's copy a placed op produces or selects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,8 +244,9 @@ impl Placement {
     }
 
     /// The finisher of a read placed here (see the module doc): device
-    /// copies of its groups for a CUDA target, then the record, or a drain
-    /// of the stream when there is no event. Runs once per accepted read.
+    /// copies of its groups for a CUDA target (kept ones reused, see
+    /// `cache`), then the record, or a drain when there is no event. Runs
+    /// once per accepted read.
     ///
     /// # Safety
     /// The placement's event and stream are the caller's live handles of
@@ -249,48 +256,101 @@ impl Placement {
             let copied = match (self.target, given) {
                 // SAFETY: the caller's stream, per this function's contract.
                 (Target::Cuda(n), Ok(groups)) => unsafe { copy_groups(groups, n, self.stream, call) },
-                _ => Ok(()),
+                _ => Ok(Copied::default()),
             };
-            let finished = if self.availability_event != 0 {
-                // SAFETY: per this function's contract.
-                unsafe { self.record(on, call) }
-            } else if matches!(self.target, Target::Cuda(_)) {
-                // SAFETY: as above.
-                unsafe { driver::synchronize(self.stream, on) }.map_err(|e| {
-                    Error::new(
-                        Status::OpFailed,
-                        format!(
-                            "{call}: draining stream {:#x} after the read's copies failed: {}",
-                            self.stream,
-                            driver_text(&e)
-                        ),
-                    )
-                })
-            } else {
+            let order = |c: &Copied| -> Result<()> {
+                if self.availability_event != 0 {
+                    // Kept copies were made on other streams: this one
+                    // waits for them on the device, then the record covers
+                    // them and this read's own copies.
+                    for k in &c.kept {
+                        // SAFETY: the caller's stream, per this function's
+                        // contract.
+                        unsafe { k.wait_ready(self.stream) }.map_err(|e| failed_order(call, &e))?;
+                    }
+                } else if matches!(self.target, Target::Cuda(_)) {
+                    if c.uploaded {
+                        // SAFETY: as above.
+                        unsafe { driver::synchronize(self.stream, on) }.map_err(|e| failed_order(call, &e))?;
+                    }
+                    for k in &c.kept {
+                        k.sync_ready().map_err(|e| failed_order(call, &e))?;
+                    }
+                }
                 Ok(())
             };
-            copied.and(finished)
+            let ordered = copied.as_ref().map_err(Clone::clone).and_then(order);
+            // The record comes last, and on every path.
+            // SAFETY: per this function's contract.
+            let recorded = unsafe { self.record(on, call) };
+            if copied.is_err() && self.availability_event == 0 && matches!(self.target, Target::Cuda(_)) {
+                // A failed read's queued copies must be done before its
+                // groups (and their copies) go.
+                // SAFETY: as above.
+                let _ = unsafe { driver::synchronize(self.stream, on) };
+            }
+            ordered.and(recorded)
         })
     }
 }
 
-/// Copies every group of a read to device `n`.
+/// What copying a read's groups did: whether anything was uploaded on the
+/// read's stream, and the kept copies it reused (made on other streams).
+#[derive(Default)]
+struct Copied {
+    uploaded: bool,
+    kept: Vec<Arc<DeviceCopy>>,
+}
+
+fn failed_order(call: &str, e: &StageError) -> Error {
+    Error::new(
+        Status::OpFailed,
+        format!("{call}: ordering the read after its device copies failed: {}", driver_text(e)),
+    )
+}
+
+/// Points every group of a read at a copy of its values on device `n`: a
+/// kept copy of the same image and parts, or a new one uploaded on
+/// `stream` (and kept).
 ///
 /// # Safety
 /// `stream` is a live stream of the device's primary context (or a default
 /// one).
-unsafe fn copy_groups(groups: &mut [ReadGroup], n: u32, stream: usize, call: &str) -> Result<()> {
+unsafe fn copy_groups(groups: &mut [ReadGroup], n: u32, stream: usize, call: &str) -> Result<Copied> {
+    let cache = cache::device_copies();
+    let mut copied = Copied::default();
     for g in groups {
-        // SAFETY: forwarded; each group pins its memory.
-        unsafe { place_on_device(g, n, stream) }.map_err(|e| {
-            let status = if e.is_out_of_memory() { Status::OutOfMemory } else { Status::OpFailed };
-            Error::new(
-                status,
-                format!("{call}: copying the read's values to CUDA device {n} failed: {}", driver_text(&e)),
-            )
-        })?;
+        let Some(image) = g.data().map(|d| d.image_identity()) else { continue };
+        let parts = device_parts(g);
+        let key = cache::parts_of(&parts);
+        let copy = match cache.get(n, &image, &key) {
+            Some(kept) => {
+                if !copied.kept.iter().any(|k| Arc::ptr_eq(k, &kept)) {
+                    copied.kept.push(kept.clone());
+                }
+                kept
+            }
+            None => {
+                let bytes: usize = parts.iter().map(|p| p.len()).sum();
+                // SAFETY: forwarded; each group pins its memory.
+                let mut copy = unsafe { DeviceCopy::upload(n, &parts, stream) }.map_err(|e| {
+                    let status = if e.is_out_of_memory() { Status::OutOfMemory } else { Status::OpFailed };
+                    Error::new(
+                        status,
+                        format!("{call}: copying the read's values to CUDA device {n} failed: {}", driver_text(&e)),
+                    )
+                })?;
+                copied.uploaded = true;
+                // SAFETY: the stream the copies were queued on.
+                unsafe { copy.mark_ready(stream) }.map_err(|e| failed_order(call, &e))?;
+                let copy = Arc::new(copy);
+                cache.insert(n, &image, key, bytes, copy.clone());
+                copy
+            }
+        };
+        point_at_device(g, copy);
     }
-    Ok(())
+    Ok(copied)
 }
 
 fn driver_text(e: &StageError) -> String {

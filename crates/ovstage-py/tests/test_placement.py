@@ -86,6 +86,9 @@ def test_without_a_driver_cuda_placements_are_rejected_at_submission(staged):
 
 def test_a_read_placed_on_the_device_hands_out_device_memory(fake_driver):  # noqa: F811
     run_child(fake_driver, '''
+        # No kept copies: the group's copy is freed once nothing points at it.
+        import os
+        os.environ["OVSTAGE_DEVICE_CACHE_MB"] = "0"
         stage.write_attribute(q, "x", 1, np.array([1.5, 2.5, 3.5], np.float32), is_array=False).wait()
         stage.advance_write_floor(1).wait()
         tok = paths.intern_token("x")
@@ -120,6 +123,37 @@ def test_a_read_placed_on_the_device_hands_out_device_memory(fake_driver):  # no
         assert got.count("alloc") == 1 and got.count("upload 12 on 5200;") == 1, got
         assert got.count("record e200 on 5200;") == 1 and "sync" not in got, got
         assert got.count("free;") == 1, got
+    ''')
+
+
+def test_a_second_placed_read_of_the_same_version_copies_nothing(fake_driver):  # noqa: F811
+    run_child(fake_driver, '''
+        stage.write_attribute(q, "x", 1, np.array([1.5, 2.5, 3.5], np.float32), is_array=False).wait()
+        stage.advance_write_floor(1).wait()
+        tok = paths.intern_token("x")
+        on_device = ov.Placement(device_type=2, device_id=0, stream=0x5200)
+
+        def read_on_device(end):
+            with stage.read_attributes(q, [tok], ov.OrdinalRange.latest(end), placement=on_device) as r:
+                for g in r.wait().groups():
+                    with g:
+                        t = g.tensor(0)
+                        return list((ctypes.c_float * 3).from_address(t.data))
+
+        before = len(log())
+        assert read_on_device(1) == [1.5, 2.5, 3.5]
+        first = log()[before:]
+        assert first.count("upload 12 on 5200;") == 1 and "sync 5200;" in first, first
+        before = len(log())
+        assert read_on_device(1) == [1.5, 2.5, 3.5]
+        second = log()[before:]
+        assert "upload" not in second and "alloc" not in second and "event sync e100;" in second, second
+        # A new version is copied again.
+        stage.write_attribute(q, "x", 2, np.array([4.0, 5.0, 6.0], np.float32), is_array=False).wait()
+        stage.advance_write_floor(2).wait()
+        before = len(log())
+        assert read_on_device(2) == [4.0, 5.0, 6.0]
+        assert log()[before:].count("upload 12 on 5200;") == 1, log()[before:]
     ''')
 
 

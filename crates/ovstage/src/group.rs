@@ -139,6 +139,39 @@ pub struct GroupData {
     pub(crate) strides: SmallVec<[i64; 3]>,
 }
 
+/// Which immutable image a group's values come from: the same for groups
+/// of one image, and never the same as a later image's, even one at the
+/// same address (it holds a weak reference, which keeps the address from
+/// being reused). What a binding keys copies of the values by (the
+/// placement extension's device copies); it keeps no values alive.
+#[derive(Clone)]
+pub struct ImageIdentity(std::sync::Weak<Image>);
+
+impl ImageIdentity {
+    /// Whether both name the same image.
+    pub fn same(&self, other: &ImageIdentity) -> bool {
+        std::sync::Weak::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Whether the image is still held (by a column or a group); a copy
+    /// keyed by a dead image can never be asked for again.
+    pub fn is_live(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+
+    /// A number to hash by (equal for the same image; two live images never
+    /// share one).
+    pub fn addr(&self) -> usize {
+        self.0.as_ptr() as *const () as usize
+    }
+}
+
+impl fmt::Debug for ImageIdentity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ImageIdentity({:#x})", self.addr())
+    }
+}
+
 impl fmt::Debug for GroupData {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GroupData")
@@ -291,6 +324,11 @@ impl GroupData {
     /// Compact row-major strides of the fixed-size tensor, in elements.
     pub fn strides(&self) -> &[i64] {
         &self.strides
+    }
+
+    /// The image the values come from (see [`ImageIdentity`]).
+    pub fn image_identity(&self) -> ImageIdentity {
+        ImageIdentity(Arc::downgrade(&self.image))
     }
 
     /// Where the values are: the memory of the image the group pins.

@@ -63,7 +63,9 @@ pub(crate) mod xform;
 pub use api::{AttrRef, AttributeWrite, Enqueued, FloorScope, Selection, WriteData};
 pub use array_rows::{ArrayRows, ArrayRowsBuilder, HostRows};
 pub use config::{StageConfig, UnsealedOverflow};
-pub use group::{AttributeMeta, GroupData, GroupKind, GroupPreparer, Prepared, PrimGroup, ReadGroup, TensorView};
+pub use group::{
+    AttributeMeta, GroupData, GroupKind, GroupPreparer, ImageIdentity, Prepared, PrimGroup, ReadGroup, TensorView,
+};
 pub use handles::HandleTable;
 pub use log::{
     LOG_THRESHOLD_NONE, LogCallback, LogSeverity, flush_log, log_enabled, log_message, set_log_callback, shutdown_log,

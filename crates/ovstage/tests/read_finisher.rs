@@ -92,3 +92,30 @@ fn a_read_rejected_at_enqueue_never_runs_its_finisher() {
     assert_eq!(e.status(), Status::WriteFloorViolation);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
+
+#[test]
+fn groups_of_one_image_share_its_identity_and_a_new_version_has_another() {
+    let s = stage(2);
+    let q = query(&s, &["/A", "/B"]);
+    wait(&s, write(&s, q, "x", 1, scalars(&[1.0, 2.0])));
+    wait(&s, seal(&s, 1));
+    let read = |end: u64| {
+        let r = s.read_attributes(q, &["x".into()], OrdinalRange::snapshot(end)).unwrap();
+        let g = s.fetch_read_next(r.handle, LONG).unwrap().expect("a group");
+        wait(&s, s.release_read(r.handle).unwrap());
+        g
+    };
+    let (a, b) = (read(1), read(1));
+    let (ia, ib) = (a.data().unwrap().image_identity(), b.data().unwrap().image_identity());
+    assert!(ia.same(&ib) && ia.addr() == ib.addr() && ia.is_live());
+    wait(&s, write(&s, q, "x", 2, scalars(&[3.0, 4.0])));
+    wait(&s, seal(&s, 2));
+    let c = read(2);
+    let ic = c.data().unwrap().image_identity();
+    assert!(!ic.same(&ia), "a new version is a new image");
+    // The identity keeps no values alive: once nothing holds the image it
+    // is dead (the stage itself may still hold it for history).
+    drop((a, b, c));
+    drop(s);
+    assert!(!ia.is_live() && !ic.is_live());
+}

@@ -25,6 +25,12 @@ unsafe extern "C" {
     fn cu_mem_free(dptr: u64) -> u32;
     #[link_name = "cuMemcpyDtoH_v2"]
     fn cu_memcpy_dtoh(dst: *mut c_void, src: u64, bytes: usize) -> u32;
+    #[link_name = "cuEventCreate"]
+    fn cu_event_create(event: *mut Handle, flags: u32) -> u32;
+    #[link_name = "cuEventDestroy_v2"]
+    fn cu_event_destroy(event: Handle) -> u32;
+    #[link_name = "cuStreamWaitEvent"]
+    fn cu_stream_wait_event(stream: Handle, event: Handle, flags: u32) -> u32;
     #[link_name = "cuEventSynchronize"]
     fn cu_event_synchronize(event: Handle) -> u32;
     #[link_name = "cuMemcpyHtoDAsync_v2"]
@@ -154,11 +160,57 @@ pub(super) unsafe fn download(ordinal: u32, src: u64, dst: &mut [u8]) -> Result<
     within(context, || call("cuMemcpyDtoH_v2", unsafe { cu_memcpy_dtoh(dst.as_mut_ptr().cast(), src, dst.len()) }))
 }
 
-pub(super) fn free(ordinal: u32, base: u64) {
+/// `CU_EVENT_DISABLE_TIMING`: the cheapest event.
+const EVENT_DISABLE_TIMING: u32 = 2;
+
+/// Records `ready` (created in device `ordinal`'s primary context when 0)
+/// on `stream`; returns it.
+///
+/// # Safety
+/// `stream` is a default stream or a live `CUstream` of that context.
+pub(super) unsafe fn record_ready(ordinal: u32, ready: usize, stream: usize) -> Result<usize, StageError> {
+    let context = primary_context(ordinal)?;
+    within(context, || {
+        let mut event = ready as Handle;
+        if event.is_null() {
+            // SAFETY: the driver writes one handle.
+            call("cuEventCreate", unsafe { cu_event_create(&mut event, EVENT_DISABLE_TIMING) })?;
+        }
+        // SAFETY: our event and the caller's stream, in that context.
+        call("cuEventRecord", unsafe { cu_event_record(event, stream as Handle) })?;
+        Ok(event as usize)
+    })
+}
+
+/// # Safety
+/// `stream` is a default stream or a live `CUstream`, `event` a live event,
+/// both of device `ordinal`'s primary context.
+pub(super) unsafe fn stream_wait(ordinal: u32, stream: usize, event: usize) -> Result<(), StageError> {
+    let context = primary_context(ordinal)?;
+    // SAFETY: per the caller.
+    within(context, || call("cuStreamWaitEvent", unsafe { cu_stream_wait_event(stream as Handle, event as Handle, 0) }))
+}
+
+/// # Safety
+/// `event` is a live event of device `ordinal`'s primary context.
+pub(super) unsafe fn event_sync(ordinal: u32, event: usize) -> Result<(), StageError> {
+    let context = primary_context(ordinal)?;
+    // SAFETY: per the caller.
+    within(context, || call("cuEventSynchronize", unsafe { cu_event_synchronize(event as Handle) }))
+}
+
+pub(super) fn free(ordinal: u32, base: u64, ready: usize) {
     // A failure here leaks device memory; there is nobody to report it to
     // (a release cannot fail).
     let Ok(context) = primary_context(ordinal) else { return };
-    // SAFETY: `base` came from cuMemAlloc_v2 in this context and is freed
-    // once.
-    let _ = within(context, || call("cuMemFree_v2", unsafe { cu_mem_free(base) }));
+    let _ = within(context, || {
+        if ready != 0 {
+            // SAFETY: our event, destroyed once (work it marks may still be
+            // queued: the driver releases it when that completes).
+            let _ = unsafe { cu_event_destroy(ready as Handle) };
+        }
+        // SAFETY: `base` came from cuMemAlloc_v2 in this context and is
+        // freed once.
+        call("cuMemFree_v2", unsafe { cu_mem_free(base) })
+    });
 }
