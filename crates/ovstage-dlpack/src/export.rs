@@ -420,39 +420,24 @@ impl MapTensors {
     }
 
     /// Describes `group`'s tensors over a copy of its buffer on CUDA device
-    /// `ordinal` (a map placed there), uploaded and finished on `stream`
-    /// before this returns, so the client may write it at once. The client
-    /// writes the device copy; [`MapTensors::download`] brings it back
-    /// before the commit. A failure gives the group back.
+    /// `ordinal` (a map placed there, see [`map_group_on_device`]). The
+    /// client writes the device copy; [`MapTensors::download`] brings it
+    /// back before the commit. A failure gives the group back.
     ///
     /// # Safety
-    /// `stream` is 0, 1, 2 or a live `CUstream` of that device's primary
-    /// context.
+    /// As for [`map_group_on_device`].
     pub unsafe fn on_device(
         mut group: MapGroup,
         ordinal: u32,
         stream: usize,
     ) -> std::result::Result<MapTensors, Box<(StageError, MapGroup)>> {
-        let n = group.tensor_count();
-        let parts: Vec<&[u8]> = (0..n)
-            .map(|i| {
-                let bytes = group.tensor_bytes_mut(i);
-                // SAFETY: reborrowed shared for the upload; nothing writes
-                // the buffer meanwhile (the group is owned here).
-                unsafe { std::slice::from_raw_parts(bytes.as_ptr(), bytes.len()) }
-            })
-            .collect();
-        // SAFETY: forwarded; the parts are the group's buffer, alive here.
-        let uploaded = unsafe { DeviceCopy::upload(ordinal, &parts, stream) }
-            // SAFETY: as above: the copies finish before the buffer is
-            // used again.
-            .and_then(|c| unsafe { synchronize(stream, RecordOn::Device(ordinal)) }.map(|()| c));
-        drop(parts);
-        let copy = match uploaded {
+        // SAFETY: forwarded.
+        let copy = match unsafe { map_group_on_device(&mut group, ordinal, stream) } {
             Ok(c) => c,
             Err(e) => return Err(Box::new((e, group))),
         };
         let dtype = group.dtype();
+        let n = group.tensor_count();
         let tensors = Tensors::build(Device::Cuda(ordinal), dtype, n, |i, dims| {
             push_compact(dims, &group.shape(i));
             copy.part(i) as usize as *const u8
@@ -464,11 +449,10 @@ impl MapTensors {
     /// `write_done_sync` must have been waited for); nothing for a host
     /// session.
     pub fn download(&mut self) -> std::result::Result<(), StageError> {
-        let Some(copy) = &self.device_copy else { return Ok(()) };
-        for i in 0..self.group.tensor_count() {
-            copy.download(i, self.group.tensor_bytes_mut(i))?;
+        match &self.device_copy {
+            Some(copy) => download_map_group(copy, &mut self.group),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The device the descriptors point into.
@@ -495,6 +479,43 @@ impl MapTensors {
     pub fn as_ptr(&self) -> *const DLTensor {
         self.tensors.as_ptr()
     }
+}
+
+/// A copy of a map group's buffer on CUDA device `ordinal` (one part per
+/// tensor), uploaded and finished on `stream` before this returns, so the
+/// client may write it at once: a map session placed on a device.
+///
+/// # Safety
+/// `stream` is 0, 1, 2 or a live `CUstream` of that device's primary
+/// context.
+pub unsafe fn map_group_on_device(
+    group: &mut MapGroup,
+    ordinal: u32,
+    stream: usize,
+) -> std::result::Result<DeviceCopy, StageError> {
+    let n = group.tensor_count();
+    let parts: Vec<&[u8]> = (0..n)
+        .map(|i| {
+            let bytes = group.tensor_bytes_mut(i);
+            // SAFETY: reborrowed shared for the upload; nothing writes the
+            // buffer meanwhile (the caller's `&mut` is held throughout).
+            unsafe { std::slice::from_raw_parts(bytes.as_ptr(), bytes.len()) }
+        })
+        .collect();
+    // SAFETY: forwarded; the parts are the group's buffer, alive here.
+    let copy = unsafe { DeviceCopy::upload(ordinal, &parts, stream)? };
+    // SAFETY: as above: the copies finish before the buffer is used again.
+    unsafe { synchronize(stream, RecordOn::Device(ordinal))? };
+    Ok(copy)
+}
+
+/// Copies `copy` (made by [`map_group_on_device`]) back into `group`'s
+/// buffer; the device work that wrote it must have run.
+pub fn download_map_group(copy: &DeviceCopy, group: &mut MapGroup) -> std::result::Result<(), StageError> {
+    for i in 0..group.tensor_count() {
+        copy.download(i, group.tensor_bytes_mut(i))?;
+    }
+    Ok(())
 }
 
 /// One tensor to export: where its memory is and how it is laid out.

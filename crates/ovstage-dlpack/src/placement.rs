@@ -63,6 +63,27 @@ pub struct Placement {
     pub availability_event: usize,
 }
 
+/// A placed map session's placement and where its commits record
+/// ([`Placement::map_record`]), kept by a binding from the map call to the
+/// session's end.
+#[derive(Clone, Copy, Debug)]
+pub struct PlacedMap {
+    /// The session's placement.
+    pub placement: Placement,
+    /// Where each commit records the availability event.
+    pub record: Option<RecordOn>,
+}
+
+impl PlacedMap {
+    /// The CUDA device the session is mapped on, if any.
+    pub fn device(&self) -> Option<u32> {
+        match self.placement.target {
+            Target::Cuda(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
 /// `{0, 0}`, the unspecified device.
 const UNSPECIFIED: i32 = 0;
 

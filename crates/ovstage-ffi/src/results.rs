@@ -89,12 +89,7 @@ pub(crate) struct PlacedMaps {
     sessions: Mutex<HashMap<u64, PlacedMap>>,
 }
 
-/// A placed map session's placement and where its commits record.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PlacedMap {
-    pub(crate) placement: ovstage_dlpack::placement::Placement,
-    pub(crate) record: Option<ovstage_backend_cuda::placement::RecordOn>,
-}
+pub(crate) use ovstage_dlpack::placement::PlacedMap;
 
 impl PlacedMaps {
     pub(crate) fn insert(&self, map: MapHandle, placed: PlacedMap) {

@@ -469,6 +469,10 @@ pub(crate) struct MapShared {
     tensors: Vec<(usize, Vec<u64>, Vec<i64>)>,
     dtype: DType,
     device: Device,
+    /// A session mapped on a CUDA device: the copy of the buffer the
+    /// tensors point into (views and exports keep it), copied back into the
+    /// group's buffer before the commit.
+    device_copy: Option<ovstage_backend_cuda::placement::DeviceCopy>,
 }
 
 /// A writable staging buffer of a map session; fill `array(i)` in place,
@@ -512,8 +516,59 @@ impl MapGroup {
                 tensors,
                 group: Mutex::new(Some(g)),
                 detached: Mutex::new(None),
+                device_copy: None,
             }),
         }
+    }
+
+    /// Wraps a fetched group of a session mapped on CUDA device `n`: its
+    /// tensors are a copy of the buffer there, ready when this returns. A
+    /// failure gives the group back.
+    ///
+    /// # Safety
+    /// `stream` is 0, 1, 2 or a live `CUstream` of that device's primary
+    /// context.
+    pub(crate) unsafe fn on_device(
+        stage: Py<Stage>,
+        map: Py<Map>,
+        mut g: ovstage::MapGroup,
+        n: u32,
+        stream: usize,
+    ) -> Result<MapGroup, Box<(ovstage::Error, ovstage::MapGroup)>> {
+        // SAFETY: forwarded.
+        let copy = match unsafe { ovstage_dlpack::export::map_group_on_device(&mut g, n, stream) } {
+            Ok(c) => c,
+            Err(e) => {
+                let status =
+                    if e.is_out_of_memory() { ovstage::Status::OutOfMemory } else { ovstage::Status::OpFailed };
+                let message = format!(
+                    "fetch_map_next: staging the map group on CUDA device {n} failed ({e}); the group stays mapped on \
+                     the host, unchanged, and is committed with the session"
+                );
+                return Err(Box::new((ovstage::Error::new(status, message), g)));
+            }
+        };
+        let tensors = (0..g.tensor_count())
+            .map(|i| {
+                let shape = g.shape(i).to_vec();
+                let strides = strides_of(&shape);
+                (copy.part(i) as usize, shape, strides)
+            })
+            .collect();
+        Ok(MapGroup {
+            stage,
+            map,
+            prims: g.prims().clone(),
+            meta: g.meta(),
+            shared: Arc::new(MapShared {
+                dtype: g.dtype(),
+                device: Device::Cuda(n),
+                tensors,
+                group: Mutex::new(Some(g)),
+                detached: Mutex::new(None),
+                device_copy: Some(copy),
+            }),
+        })
     }
 
     /// The group for committing (`None` when already committed). When
@@ -522,13 +577,43 @@ impl MapGroup {
     pub(crate) fn take_for_commit(&self) -> Option<ovstage::MapGroup> {
         let mut slot = self.shared.group.lock().ok()?;
         let mut g = slot.take()?;
-        if Arc::strong_count(&self.shared) > 1 {
+        // A device session's views point into the device copy, which they
+        // keep: the buffer itself is not theirs.
+        if self.shared.device_copy.is_none() && Arc::strong_count(&self.shared) > 1 {
             let d = g.detach_buffer();
             if let Ok(mut keep) = self.shared.detached.lock() {
                 *keep = Some(d);
             }
         }
         Some(g)
+    }
+
+    /// For a session mapped on a device: copies the client's values back
+    /// from the device copy into the buffer, after waiting on the host for
+    /// `sync` (the commit's `cuda_stream`/`cuda_event`). Nothing for a host
+    /// group; `Ok` also when the group was already committed (the commit
+    /// reports that).
+    pub(crate) fn bring_back(&self, sync: ovstage_backend_cuda::staging::CudaSync) -> Result<(), ovstage::Error> {
+        let Some(copy) = &self.shared.device_copy else { return Ok(()) };
+        let n = copy.ordinal();
+        let failed = |what: &str, e: ovstage_backend_cuda::staging::StageError| {
+            ovstage::Error::new(
+                ovstage::Status::OpFailed,
+                format!("unmap: {what} on CUDA device {n} failed: {e}; nothing was committed"),
+            )
+        };
+        // SAFETY: the commit's stream and event are the caller's live
+        // handles (the API's contract).
+        unsafe {
+            ovstage_backend_cuda::placement::wait_host(sync, ovstage_backend_cuda::placement::RecordOn::Device(n))
+        }
+        .map_err(|e| failed("waiting for the commit's cuda_stream/cuda_event", e))?;
+        let mut slot = self.shared.group.lock().map_err(|_| ovstage::Error::internal("poisoned"))?;
+        if let Some(g) = slot.as_mut() {
+            ovstage_dlpack::export::download_map_group(copy, g)
+                .map_err(|e| failed("copying the mapped values back", e))?;
+        }
+        Ok(())
     }
 
     /// The owning session.

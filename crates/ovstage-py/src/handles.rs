@@ -228,6 +228,9 @@ pub(crate) struct Map {
     pub(crate) core: Core,
     /// Groups fetched and not yet committed.
     pub(crate) fetched: Mutex<Vec<Py<MapGroup>>>,
+    /// The session's placement (a CUDA device, or an availability event),
+    /// when it has one.
+    pub(crate) placed: Option<ovstage_dlpack::placement::PlacedMap>,
 }
 handle_class!(Map, "Map", unmap_obj);
 

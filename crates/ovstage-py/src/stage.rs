@@ -15,7 +15,7 @@ use ovstage::{
 };
 use ovstage_abi::dlpack::{DLDevice, DLDeviceType};
 use ovstage_dlpack::import::CudaSync;
-use ovstage_dlpack::placement::{Placement, Target};
+use ovstage_dlpack::placement::{PlacedMap, Placement, Target};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -298,24 +298,34 @@ fn placement_arg(placement: Option<&Bound<'_, PyAny>>, call: &str) -> PyResult<R
     Ok(Placement::parse(device, stream, event, call))
 }
 
-/// A map's placement in Python: the host without an event (sessions on a
-/// CUDA device and per-commit events are the C ABI's only, for now).
-fn python_map_placement(p: &Placement, is_array: bool) -> Result<(), Error> {
+/// A map session's placement, checked, and kept with the session when it
+/// has one (a CUDA device, or an availability event each commit records).
+fn map_session(p: &Placement, is_array: bool) -> Result<Option<PlacedMap>, Error> {
     const CALL: &str = "map_attribute";
     p.check_map(is_array, CALL)?;
-    if let Target::Cuda(n) = p.target {
-        return Err(Error::not_supported(format!(
-            "{CALL}: map sessions on a CUDA device (placement names CUDA device {n}) are not implemented in the Python \
-             binding (the C ABI's map_attribute_on_device has them): map on the host"
-        )));
+    if p.is_unplaced() {
+        return Ok(None);
     }
-    if p.availability_event != 0 {
-        return Err(Error::not_supported(format!(
-            "{CALL}: an availability_event on a map session is not implemented in the Python binding: pass 0 and \
-             wait for the unmap's op"
-        )));
+    Ok(Some(PlacedMap { placement: *p, record: p.map_record(CALL)? }))
+}
+
+/// A commit's `cuda_stream`/`cuda_event` (a session on a device waits for
+/// them before copying its values back).
+fn commit_sync(cuda_event: Option<&Bound<'_, PyAny>>, cuda_stream: Option<&Bound<'_, PyAny>>) -> PyResult<CudaSync> {
+    let arg = |o: Option<&Bound<'_, PyAny>>, n: &str| match o.filter(|o| !o.is_none()) {
+        Some(o) => args::u64_arg(o, n).map(|v| v as usize),
+        None => Ok(0),
+    };
+    Ok(CudaSync { stream: arg(cuda_stream, "cuda_stream")?, wait_event: arg(cuda_event, "cuda_event")? })
+}
+
+/// Records a placed session's event for the commit `op`.
+fn after_commit(stage: &ovstage::Stage, op: OpId, session: Option<PlacedMap>, call: &str) -> Result<OpId, Error> {
+    match session {
+        // SAFETY: the placement's handles are the caller's live ones.
+        Some(s) => unsafe { s.placement.after_write(stage, op, s.record, call) },
+        None => Ok(op),
     }
-    Ok(())
 }
 
 /// Distinct CUDA devices of a write's payload objects (`__dlpack_device__`
@@ -905,8 +915,9 @@ impl Stage {
             None => None,
         };
         let placed = placement_arg(placement, "map_attribute")?;
+        let session = placed.and_then(|p| map_session(&p, sizes.is_some()));
         let stage = slf.get().stage("map_attribute")?;
-        let r = placed.and_then(|p| python_map_placement(&p, sizes.is_some())).and_then(|()| {
+        let r = session.clone().and_then(|_| {
             let dtype = match dtype {
                 Some((c, b, l)) => Some(DType::new(
                     u8::try_from(c)
@@ -949,9 +960,10 @@ impl Stage {
             Ok(e) => (e.handle.get(), Operation::accepted(&me, e.op, py)),
             Err(e) => (0, Operation::rejected(&me, &e, py)),
         };
+        let placed = if handle == 0 { None } else { session.ok().flatten() };
         Bound::new(
             py,
-            Map { core: Core::new(me, handle, Some(Py::new(py, op)?), None), fetched: Mutex::new(Vec::new()) },
+            Map { core: Core::new(me, handle, Some(Py::new(py, op)?), None), fetched: Mutex::new(Vec::new()), placed },
         )
     }
 
@@ -973,7 +985,26 @@ impl Stage {
         })?;
         match py.detach(|| stage.fetch_map_next(mh, t)) {
             Ok(Some(g)) => {
-                let g = Py::new(py, MapGroup::new(slf.clone().unbind(), m.clone().unbind(), g))?;
+                let (me, map) = (slf.clone().unbind(), m.clone().unbind());
+                let group = match m.get().placed.and_then(|p| p.device().map(|n| (n, p.placement.stream))) {
+                    // SAFETY: the placement's stream is the caller's live
+                    // handle (the API's contract).
+                    Some((n, stream)) => match unsafe { MapGroup::on_device(me, map, g, n, stream) } {
+                        Ok(group) => group,
+                        Err(refused) => {
+                            let (e, g) = *refused;
+                            // Kept as a host group: the session's commit
+                            // still finds it, unchanged.
+                            let kept = Py::new(py, MapGroup::new(slf.clone().unbind(), m.clone().unbind(), g))?;
+                            if let Ok(mut f) = m.get().fetched.lock() {
+                                f.push(kept);
+                            }
+                            return Err(to_py(&e));
+                        }
+                    },
+                    None => MapGroup::new(me, map, g),
+                };
+                let g = Py::new(py, group)?;
                 if let Ok(mut f) = m.get().fetched.lock() {
                     f.push(g.clone_ref(py));
                 }
@@ -995,11 +1026,7 @@ impl Stage {
         cuda_stream: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Operation>> {
         let py = slf.py();
-        for (o, n) in [(cuda_event, "cuda_event"), (cuda_stream, "cuda_stream")] {
-            if let Some(o) = o.filter(|o| !o.is_none()) {
-                args::u64_arg(o, n)?;
-            }
-        }
+        let sync = commit_sync(cuda_event, cuda_stream)?;
         let m = mapping.cast::<Map>().map_err(|_| PyTypeError::new_err("mapping must be a Map"))?;
         let g = group
             .cast::<MapGroup>()
@@ -1011,10 +1038,13 @@ impl Stage {
         let stage = slf.get().stage("unmap_group")?;
         let mh =
             MapHandle::from_raw(h).ok_or_else(|| invalid_handle("unmap_group: the map was rejected at enqueue"))?;
+        if let Err(e) = g.get().bring_back(sync) {
+            return Operation::from_result(&slf.clone().unbind(), Err(e), py).into_object(py);
+        }
         let Some(inner) = g.get().take_for_commit() else {
             return Err(invalid_handle("unmap_group: the group was already unmapped"));
         };
-        let r = stage.unmap_group(mh, inner);
+        let r = stage.unmap_group(mh, inner).and_then(|op| after_commit(&stage, op, m.get().placed, "unmap_group"));
         if let Ok(mut f) = m.get().fetched.lock() {
             f.retain(|x| !x.is(g));
         }
@@ -1029,8 +1059,8 @@ impl Stage {
         cuda_event: Option<&Bound<'py, PyAny>>,
         cuda_stream: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Operation>> {
-        let _ = (cuda_event, cuda_stream);
-        Stage::unmap_obj(slf, mapping)
+        let sync = commit_sync(cuda_event, cuda_stream)?;
+        Stage::unmap_session(slf, mapping, sync)
     }
 
     // ---- floors
@@ -1429,6 +1459,16 @@ impl Stage {
         slf: &Bound<'py, Self>,
         mapping: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Operation>> {
+        Stage::unmap_session(slf, mapping, CudaSync::NONE)
+    }
+
+    /// Ends a map session, committing its uncommitted groups after `sync`
+    /// (for a session on a device).
+    fn unmap_session<'py>(
+        slf: &Bound<'py, Self>,
+        mapping: &Bound<'py, PyAny>,
+        sync: CudaSync,
+    ) -> PyResult<Bound<'py, Operation>> {
         let py = slf.py();
         let m = mapping.cast::<Map>().map_err(|_| PyTypeError::new_err("mapping must be a Map"))?;
         let stage = slf.get().stage("unmap_attribute")?;
@@ -1439,8 +1479,16 @@ impl Stage {
             return Err(invalid_handle("unmap_attribute: the map was rejected at enqueue (handle 0)"));
         };
         let groups: Vec<Py<MapGroup>> = m.get().fetched.lock().map(|mut f| std::mem::take(&mut *f)).unwrap_or_default();
+        if let Some(e) = groups.iter().find_map(|g| g.get().bring_back(sync).err()) {
+            if let Ok(mut f) = m.get().fetched.lock() {
+                f.extend(groups);
+            }
+            core.unmark();
+            return Operation::from_result(&slf.clone().unbind(), Err(e), py).into_object(py);
+        }
         let inner: Vec<ovstage::MapGroup> = groups.iter().filter_map(|g| g.get().take_for_commit()).collect();
-        let r = stage.unmap_attribute(mh, inner);
+        let r =
+            stage.unmap_attribute(mh, inner).and_then(|op| after_commit(&stage, op, m.get().placed, "unmap_attribute"));
         if r.is_err() {
             core.unmark();
         }

@@ -1,12 +1,14 @@
 """The `placement=` argument (the experimental placement extension).
 
 Without a driver (this interpreter, unless the machine has a GPU): a host
-placement behaves like none, a CUDA placement is rejected at submission with
-INVALID_ARGUMENT, maps on a device and map events are NOT_SUPPORTED. With the fake driver
-(child interpreters, as in test_cuda.py): a read placed on CUDA device 0
-hands out groups in device memory (exported as kDLCUDA, equal to the host
-read), records the availability event once, and a write's event is recorded
-once it is accepted.
+placement behaves like none; a CUDA placement, or an availability event, is
+rejected at submission with INVALID_ARGUMENT. With the fake driver (child interpreters, as in
+test_cuda.py): a read placed on CUDA device 0 hands out groups in device
+memory (exported as kDLCUDA, equal to the host read) and records the
+availability event once; a write's event is recorded once it is accepted; a
+map session there hands out device copies, and each commit waits for its
+cuda_stream/cuda_event, copies the values back and records the event;
+arrays are never mapped on a device (NOT_SUPPORTED).
 """
 import pytest
 
@@ -81,7 +83,8 @@ def test_without_a_driver_cuda_placements_are_rejected_at_submission(staged):
     assert m.handle == 0
     with pytest.raises(ov.OvstageError) as e:
         m.wait()
-    assert e.value.code == 6 and "availability_event on a map session is not implemented" in str(e.value)
+    assert e.value.code == 1 and "placement has an availability_event, but" in str(e.value)
+
 
 
 def test_a_read_placed_on_the_device_hands_out_device_memory(fake_driver):  # noqa: F811
@@ -174,4 +177,43 @@ def test_a_write_records_its_event_once_it_is_accepted(fake_driver):  # noqa: F8
             assert e.code == 12 and "availability_event 0xbad" in str(e), str(e)
         # The write itself ran.
         assert latest("y", 2) == [7.0, 8.0, 9.0]
+    ''')
+
+
+def test_a_map_session_on_the_device_commits_what_the_client_wrote_there(fake_driver):  # noqa: F811
+    run_child(fake_driver, '''
+        f32 = ov.DLDataType(code=2, bits=32, lanes=1)
+        p = ov.Placement(device_type=2, device_id=0, stream=0x5200, availability_event=0xE200)
+        with stage.map_attribute(q, "m", 1, dtype=f32, placement=p) as m:
+            before = len(log())
+            g = m.wait().fetch_next()
+            got = log()[before:]
+            assert "upload 12 on 5200;" in got and got.index("upload") < got.index("sync 5200;"), got
+            assert g.__dlpack_device__() == (2, 0)
+            try:
+                g.array(0)
+                raise AssertionError("array() of device memory")
+            except NotImplementedError:
+                pass
+            # The client's kernel writes the device copy (host memory here).
+            values = (ctypes.c_float * 3).from_address(g.tensor(0).data)
+            values[:] = [7.0, 8.0, 9.0]
+            before = len(log())
+            m.unmap_group(g, cuda_stream=0x5400, cuda_event=0x5500).wait()
+            got = log()[before:]
+            assert got.index("sync 5400;") < got.index("download 12;"), got
+            assert got.index("event sync 5500;") < got.index("download 12;") < got.index("record e200 on 5200;"), got
+            assert got.count("record e200") == 1, got
+            before = len(log())
+            m.unmap().wait()
+            assert log()[before:].count("record e200 on 5200;") == 1, log()[before:]
+        assert latest("m", 1) == [7.0, 8.0, 9.0]
+        # Arrays are never mapped on a device.
+        bad = stage.map_attribute(q, "rag", 2, dtype=f32, element_sizes=[1, 2, 0], placement=p)
+        assert bad.handle == 0
+        try:
+            bad.wait()
+            raise AssertionError("an array session on a device")
+        except ov.OvstageError as e:
+            assert e.code == 6 and "array attributes cannot be mapped on a CUDA device" in str(e), str(e)
     ''')
