@@ -496,29 +496,8 @@ fn strides_of(shape: &[u64]) -> Vec<i64> {
 
 impl MapGroup {
     /// Wraps a fetched map group.
-    pub(crate) fn new(stage: Py<Stage>, map: Py<Map>, mut g: ovstage::MapGroup) -> MapGroup {
-        let tensors = (0..g.tensor_count())
-            .map(|i| {
-                let shape = g.shape(i).to_vec();
-                let ptr = g.tensor_bytes_mut(i).as_mut_ptr() as usize;
-                let strides = strides_of(&shape);
-                (ptr, shape, strides)
-            })
-            .collect();
-        MapGroup {
-            stage,
-            map,
-            prims: g.prims().clone(),
-            meta: g.meta(),
-            shared: Arc::new(MapShared {
-                dtype: g.dtype(),
-                device: g.device(),
-                tensors,
-                group: Mutex::new(Some(g)),
-                detached: Mutex::new(None),
-                device_copy: None,
-            }),
-        }
+    pub(crate) fn new(stage: Py<Stage>, map: Py<Map>, g: ovstage::MapGroup) -> MapGroup {
+        MapGroup::wrap(stage, map, g, None)
     }
 
     /// Wraps a fetched group of a session mapped on CUDA device `n`: its
@@ -536,8 +515,8 @@ impl MapGroup {
         stream: usize,
     ) -> Result<MapGroup, Box<(ovstage::Error, ovstage::MapGroup)>> {
         // SAFETY: forwarded.
-        let copy = match unsafe { ovstage_dlpack::export::map_group_on_device(&mut g, n, stream) } {
-            Ok(c) => c,
+        match unsafe { ovstage_dlpack::export::map_group_on_device(&mut g, n, stream) } {
+            Ok(copy) => Ok(MapGroup::wrap(stage, map, g, Some(copy))),
             Err(e) => {
                 let status =
                     if e.is_out_of_memory() { ovstage::Status::OutOfMemory } else { ovstage::Status::OpFailed };
@@ -545,30 +524,44 @@ impl MapGroup {
                     "fetch_map_next: staging the map group on CUDA device {n} failed ({e}); the group stays mapped on \
                      the host, unchanged, and is committed with the session"
                 );
-                return Err(Box::new((ovstage::Error::new(status, message), g)));
+                Err(Box::new((ovstage::Error::new(status, message), g)))
             }
-        };
+        }
+    }
+
+    /// The group with its tensors over its buffer, or over `copy` (part `i`
+    /// is tensor `i`) for a session on a device.
+    fn wrap(
+        stage: Py<Stage>,
+        map: Py<Map>,
+        mut g: ovstage::MapGroup,
+        copy: Option<ovstage_backend_cuda::placement::DeviceCopy>,
+    ) -> MapGroup {
         let tensors = (0..g.tensor_count())
             .map(|i| {
                 let shape = g.shape(i).to_vec();
+                let ptr = match &copy {
+                    Some(c) => c.part(i) as usize,
+                    None => g.tensor_bytes_mut(i).as_mut_ptr() as usize,
+                };
                 let strides = strides_of(&shape);
-                (copy.part(i) as usize, shape, strides)
+                (ptr, shape, strides)
             })
             .collect();
-        Ok(MapGroup {
+        MapGroup {
             stage,
             map,
             prims: g.prims().clone(),
             meta: g.meta(),
             shared: Arc::new(MapShared {
                 dtype: g.dtype(),
-                device: Device::Cuda(n),
+                device: copy.as_ref().map_or_else(|| g.device(), |c| Device::Cuda(c.ordinal())),
                 tensors,
                 group: Mutex::new(Some(g)),
                 detached: Mutex::new(None),
-                device_copy: Some(copy),
+                device_copy: copy,
             }),
-        })
+        }
     }
 
     /// The group for committing (`None` when already committed). When
