@@ -42,8 +42,18 @@ pub(super) unsafe extern "C" fn read_attributes(
     r: ovstage_ordinal_range_t,
     out: *mut ovstage_read_handle_t,
 ) -> ovstage_enqueue_result_t {
-    // SAFETY: forwarded; no placement is the unplaced call.
-    unsafe { read_attributes_placed(ctx, handle, attrs, attr_count, r, std::ptr::null(), out, "read_attributes") }
+    const CALL: &str = "read_attributes";
+    // The placed slot's body without a placement, spelled out: the hot read
+    // path keeps its constant call name and no placement checks.
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        handle_slot(ctx, CALL, out, |c| {
+            let q = query_handle(handle, CALL)?;
+            let attrs = strings::tokens(attrs, attr_count, Arg(CALL, "attrs"))?;
+            let e = c.stage.read_attributes(q, &attrs, range(&r, CALL)?).map_err(in_call(CALL))?;
+            Ok((e.handle.get(), e.op))
+        })
+    }
 }
 
 /// `read_attributes`, or `read_attributes_on_device` with `placement`

@@ -37,8 +37,25 @@ pub(super) unsafe extern "C" fn write_attribute(
     data: ovstage_write_data_t,
     mode: ovstage_prim_mode_t,
 ) -> ovstage_enqueue_result_t {
-    // SAFETY: forwarded; no placement is the unplaced call.
-    unsafe { write_attribute_placed(ctx, handle, attribute, ordinal, data, mode, std::ptr::null(), "write_attribute") }
+    const CALL: &str = "write_attribute";
+    // The placed slot's body without a placement, spelled out: the hot
+    // write path keeps its constant call name and no placement checks.
+    // Ownership of managed tensors passes at entry, whatever happens next.
+    // SAFETY: the payload's arrays are readable per the contract.
+    let managed = unsafe { tensors::take_managed(&[&data], CALL) };
+    // SAFETY: the contract's preconditions on the pointers.
+    unsafe {
+        enqueue_slot(ctx, CALL, |c| {
+            let managed = managed?.pop().unwrap_or_default();
+            let mode = prim_mode(mode, CALL)?;
+            let attr = strings::attribute(attribute, format_args!("{CALL}: attribute"))?;
+            let q = query_handle(handle, CALL)?;
+            let prims = || c.stage.query_prim_count(q).ok().flatten();
+            let data =
+                tensors::write_data(&data, managed, &prims, &CALL).map_err(|e| in_context(e, c, attr, ordinal))?;
+            c.stage.write_attribute(q, attr, ordinal, data, mode).map_err(in_call(CALL))
+        })
+    }
 }
 
 /// `write_attribute`, or `write_attribute_on_device` with `placement`
