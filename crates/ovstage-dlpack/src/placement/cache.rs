@@ -8,9 +8,9 @@
 //! device; images are immutable, so a copy keyed by a live image is never
 //! stale, and one keyed by a dead image is never asked for again. Copies
 //! are dropped least recently used first once they exceed the byte budget
-//! (`OVSTAGE_DEVICE_CACHE_MB`, default 1024, read once; 0 disables), and
-//! dead images' copies on the next insert. A dropped copy's memory lives on
-//! while groups still point at it.
+//! (`OVSTAGE_DEVICE_CACHE_MB`, default 256, read once; 0 disables), and
+//! dead images' copies every 64 inserts or when the budget is reached. A
+//! dropped copy's memory lives on while groups still point at it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -27,7 +27,14 @@ struct Inner<V> {
     entries: HashMap<Key, Entry<V>>,
     bytes: usize,
     clock: u64,
+    /// Inserts since dead images' copies were last dropped.
+    since_sweep: u32,
 }
+
+/// Dead images' copies are dropped every this many inserts (or when the
+/// budget is reached), not on every insert: a read of many groups inserts
+/// many copies.
+const SWEEP_EVERY: u32 = 64;
 
 /// Device, image address, first part's address.
 type Key = (u32, usize, usize);
@@ -51,7 +58,7 @@ fn key(device: u32, image: &ImageIdentity, parts: &[(usize, usize)]) -> Key {
 
 impl<V> Cache<V> {
     pub(crate) fn new(budget: usize) -> Cache<V> {
-        Cache { budget, inner: Mutex::new(Inner { entries: HashMap::new(), bytes: 0, clock: 0 }) }
+        Cache { budget, inner: Mutex::new(Inner { entries: HashMap::new(), bytes: 0, clock: 0, since_sweep: 0 }) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner<V>> {
@@ -90,15 +97,19 @@ impl<V> Cache<V> {
             return;
         }
         let mut inner = self.lock();
-        let mut freed = 0;
-        inner.entries.retain(|_, e| {
-            let live = e.image.is_live();
-            if !live {
-                freed += e.bytes;
-            }
-            live
-        });
-        inner.bytes -= freed;
+        inner.since_sweep += 1;
+        if inner.since_sweep >= SWEEP_EVERY || inner.bytes + bytes > self.budget {
+            inner.since_sweep = 0;
+            let mut freed = 0;
+            inner.entries.retain(|_, e| {
+                let live = e.image.is_live();
+                if !live {
+                    freed += e.bytes;
+                }
+                live
+            });
+            inner.bytes -= freed;
+        }
         let k = key(device, image, &parts);
         if let Some(old) = inner.entries.remove(&k) {
             inner.bytes -= old.bytes;
@@ -126,7 +137,7 @@ pub(crate) fn device_copies() -> &'static Cache<ovstage_backend_cuda::placement:
     static CACHE: OnceLock<Cache<ovstage_backend_cuda::placement::DeviceCopy>> = OnceLock::new();
     CACHE.get_or_init(|| {
         let mb = std::env::var("OVSTAGE_DEVICE_CACHE_MB").ok().and_then(|v| v.trim().parse::<usize>().ok());
-        Cache::new(mb.unwrap_or(1024).saturating_mul(1 << 20))
+        Cache::new(mb.unwrap_or(256).saturating_mul(1 << 20))
     })
 }
 
@@ -212,7 +223,7 @@ mod tests {
         cache.insert(0, &ids[1], parts(&groups[1]), 101, Arc::new(9));
         assert!(cache.get(0, &ids[1], &parts(&groups[1])).is_none());
         // Once nothing holds image 0 (its stage and groups gone), its copy
-        // is dropped at the next insert.
+        // is dropped when the budget is reached, before any live one.
         let p0 = parts(&groups[0]);
         let mut cols = cols;
         let mut groups = groups;
@@ -220,7 +231,8 @@ mod tests {
         drop(cols.remove(0));
         assert!(!ids[0].is_live());
         assert!(cache.get(0, &ids[0], &p0).is_none());
-        cache.insert(0, &ids[1], parts(&groups[0]), 10, Arc::new(1));
-        assert_eq!(cache.bytes(), 50);
+        cache.insert(0, &ids[1], parts(&groups[0]), 25, Arc::new(1));
+        assert_eq!(cache.bytes(), 65, "image 0's 40 bytes went; image 2's stayed");
+        assert!(cache.get(0, &ids[2], &parts(&groups[1])).is_some());
     }
 }
