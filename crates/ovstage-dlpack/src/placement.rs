@@ -363,7 +363,13 @@ unsafe fn copy_groups(groups: &mut [ReadGroup], n: u32, stream: usize, call: &st
                 })?;
                 copied.uploaded = true;
                 // SAFETY: the stream the copies were queued on.
-                unsafe { copy.mark_ready(stream) }.map_err(|e| failed_order(call, &e))?;
+                if let Err(e) = unsafe { copy.mark_ready(stream) } {
+                    // The copy is freed on return: its queued copies must
+                    // have run by then.
+                    // SAFETY: as above.
+                    let _ = unsafe { driver::synchronize(stream, RecordOn::Device(n)) };
+                    return Err(failed_order(call, &e));
+                }
                 let copy = Arc::new(copy);
                 cache.insert(n, &image, key, bytes, copy.clone());
                 copy
