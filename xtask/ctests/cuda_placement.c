@@ -16,7 +16,9 @@
  * device named and a default stream are refused before anything runs; a
  * map session on the device hands out a device copy, waits for
  * write_done_sync and copies the values back before each commit, which
- * records the event once.
+ * records the event once; a steady GPU producer / GPU consumer loop costs
+ * one host synchronisation per tick (the producer's staging), none in the
+ * consumer's read.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -354,6 +356,38 @@ int main(void)
                      OVSTAGE_ERROR_NOT_SUPPORTED);
         CHECK(handle == OVSTAGE_INVALID_MAP_HANDLE);
         CHECK(strstr(ovstage_get_last_error().ptr, "array attributes cannot be mapped on a CUDA device") != NULL);
+    }
+
+    /* A steady GPU producer and GPU consumer, three ticks: the producer
+     * writes a CUDA tensor after the work on its stream, the floor
+     * advances, the consumer reads on the device with an event. Host
+     * synchronisations per tick: one, the producer's staging copy (its
+     * tensor is brought to the host at enqueue); the consumer's read has
+     * none (its copies and record are queued on its stream). */
+    {
+        ovstage_write_data_t produced = data;
+        ovstage_placement_t consumer = { { kDLCUDA, 0 }, 0x5600, 0xE600 };
+        DLTensor on_gpu = float_tensor(rows, 2, shape, NULL);
+        ovstage_ordinal_t tick;
+        on_gpu.device.device_type = kDLCUDA;
+        produced.tensors = &on_gpu;
+        produced.cuda_sync.stream = 0x5700;
+        for (tick = 1; tick <= 3; ++tick) {
+            float seen[16];
+            rows[0] = (float)(100 + tick);
+            before = log_length();
+            wait_ok(instance, write_placed("steady", 40 + tick, produced, NULL));
+            log = log_since(before);
+            CHECK(occurrences(log, "sync ") - occurrences(log, "event sync ") == 1);
+            seal.ordinal = 40 + tick;
+            wait_ok(instance, ovstage_advance_write_floor(instance, &seal));
+            before = log_length();
+            CHECK(read_placed("steady", &consumer, kDLCUDA, seen, 16) == 12 && seen[0] == (float)(100 + tick));
+            log = log_since(before);
+            CHECK(occurrences(log, "sync") == 0 && occurrences(log, "download") == 0);
+            CHECK(occurrences(log, "upload 48 on 5600;") == 1 && occurrences(log, "record e600 on 5600;") == 1);
+        }
+        rows[0] = 1;
     }
 
     wait_ok(instance, ovstage_release_query(instance, query));
