@@ -54,7 +54,11 @@ pub(crate) fn test() -> Result<(), String> {
     let mut c = Command::new(&python);
     c.args(["-m", "pytest", "-q", "crates/ovstage-py/tests"]).current_dir(&root);
     run(c, "pytest")?;
-    for example in ["examples/python/minimal/main.py", "examples/python/runtime-loop/main.py"] {
+    for example in [
+        "examples/python/minimal/main.py",
+        "examples/python/runtime-loop/main.py",
+        "examples/python/gpu-consumer/main.py",
+    ] {
         let mut c = Command::new(&python);
         c.arg(example).current_dir(&root);
         run(c, example)?;

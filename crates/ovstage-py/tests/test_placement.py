@@ -217,3 +217,15 @@ def test_a_map_session_on_the_device_commits_what_the_client_wrote_there(fake_dr
         except ov.OvstageError as e:
             assert e.code == 6 and "array attributes cannot be mapped on a CUDA device" in str(e), str(e)
     ''')
+
+
+def test_the_gpu_consumer_example_reads_on_the_device(fake_driver):  # noqa: F811
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    example = pathlib.Path(__file__).resolve().parents[3] / "examples" / "python" / "gpu-consumer" / "main.py"
+    env = dict(os.environ, OVSTAGE_LIBCUDA=str(fake_driver))
+    run = subprocess.run([sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "4 rows on CUDA device 0\n", run.stdout
