@@ -331,7 +331,7 @@ fn after_commit(stage: &ovstage::Stage, op: OpId, session: Option<PlacedMap>, ca
 /// Distinct CUDA devices of a write's payload objects (`__dlpack_device__`
 /// producers and `DLTensor` descriptors): where a placement naming no
 /// device records its event.
-fn cuda_devices(py: Python<'_>, payloads: &[Bound<'_, PyAny>]) -> Vec<u32> {
+fn cuda_devices(payloads: &[Bound<'_, PyAny>]) -> Vec<u32> {
     let mut devices = Vec::new();
     let mut note = |device: Option<(i32, i32)>| {
         if let Some((ovstage_dlpack::device::CUDA, id)) = device
@@ -359,20 +359,18 @@ fn cuda_devices(py: Python<'_>, payloads: &[Bound<'_, PyAny>]) -> Vec<u32> {
             note(device);
         }
     }
-    let _ = py;
     devices
 }
 
 /// The write's record place ([`Placement::write_record`]), asking the
 /// payload objects for their devices only when it needs them.
 fn write_record(
-    py: Python<'_>,
     placed: &Placement,
     payloads: &[Bound<'_, PyAny>],
     call: &str,
 ) -> Result<Option<ovstage_backend_cuda::placement::RecordOn>, Error> {
     let sources = if placed.availability_event != 0 && placed.target == Target::Unspecified {
-        cuda_devices(py, payloads)
+        cuda_devices(payloads)
     } else {
         Vec::new()
     };
@@ -773,7 +771,7 @@ impl Stage {
         let placed = placement_arg(placement, CALL)?;
         let stage = slf.get().stage(CALL)?;
         let r = placed.and_then(|p| {
-            let record = write_record(py, &p, std::slice::from_ref(tensors), CALL)?;
+            let record = write_record(&p, std::slice::from_ref(tensors), CALL)?;
             let data = w.data?;
             let op = stage.write_attribute(
                 raw_query(q)?,
@@ -831,7 +829,7 @@ impl Stage {
         let placed = placement_arg(placement, CALL)?;
         let stage = slf.get().stage(CALL)?;
         let r = placed.and_then(|p| {
-            let record = write_record(py, &p, &payloads, CALL)?;
+            let record = write_record(&p, &payloads, CALL)?;
             let mut list = Vec::with_capacity(entries.len());
             for e in &mut entries {
                 let data = std::mem::replace(&mut e.data, Err(Error::internal("taken")))?;
