@@ -229,3 +229,16 @@ def test_the_gpu_consumer_example_reads_on_the_device(fake_driver):  # noqa: F81
     run = subprocess.run([sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout == "4 rows on CUDA device 0\n", run.stdout
+
+
+def test_a_write_naming_no_device_records_on_its_cuda_sources_device(fake_driver):  # noqa: F811
+    run_child(fake_driver, '''
+        src = np.array([1.0, 2.0, 3.0], np.float32)
+        before = len(log())
+        stage.write_attribute(q, "s", 1, CudaProducer(src), is_array=False,
+                              placement=ov.Placement(availability_event=0xE400)).wait()
+        got = log()[before:]
+        # The source's device (0), its default stream, after the copy out of it.
+        assert got.count("record e400 on 0;") == 1 and got.index("copy 12") < got.index("record e400"), got
+        assert latest("s", 1) == [1.0, 2.0, 3.0]
+    ''')
