@@ -27,6 +27,7 @@
 #include <ovx/path_dictionary/path_dictionary.h>
 #include <ovx/path_dictionary/path_dictionary_helper.h>
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,26 @@ int main(void)
         log = log_since(before);
         CHECK(occurrences(log, "record e300 on 0;") == 1 && occurrences(log, "current") == 0);
         CHECK(read_placed("fixed", NULL, kDLCPU, b, 16) == 12 && memcmp(a, b, sizeof(float) * 12) == 0);
+    }
+
+    /* A host placement with an event on a thread with no current context
+     * has no device to record on: refused at enqueue, nothing recorded. */
+    {
+        typedef int (*set_current_t)(void*);
+        void* driver = dlopen(getenv("OVSTAGE_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
+        set_current_t set_current = driver ? (set_current_t)(size_t)dlsym(driver, "cuCtxSetCurrent") : NULL;
+        ovx_token_t ft = token("fixed");
+        ovstage_ordinal_range_t latest = { 0, UINT64_MAX, false };
+        ovstage_read_handle_t read = 1;
+        CHECK(set_current != NULL && set_current(NULL) == 0);
+        before = log_length();
+        CHECK_STATUS(ovstage_read_attributes_on_device(instance, query, &ft, 1, latest, &host_event, &read).status,
+                     OVSTAGE_ERROR_INVALID_ARGUMENT);
+        CHECK(read == OVSTAGE_INVALID_READ_HANDLE);
+        CHECK(strstr(ovstage_get_last_error().ptr, "no CUDA context is current on the calling thread") != NULL);
+        CHECK(occurrences(log_since(before), "record") == 0);
+        CHECK(set_current((void*)0xAA) == 0);
+        dlclose(driver);
     }
 
     /* A refused record fails the read: nothing is handed out. */

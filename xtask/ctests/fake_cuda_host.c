@@ -54,7 +54,7 @@ int cuCtxGetCurrent(void** ctx)
 int cuCtxSetCurrent(void* ctx)
 {
     char text[32];
-    if (ctx != (void*)0xC0 && ctx != (void*)0xAA) {
+    if (ctx != (void*)0xC0 && ctx != (void*)0xAA && ctx != NULL) {
         return 201;
     }
     current = ctx;

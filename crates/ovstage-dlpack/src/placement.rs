@@ -183,10 +183,21 @@ impl Placement {
         }
     }
 
+    /// The calling thread's current context, for a record on a default
+    /// stream with no device to take one from. A thread with none current
+    /// cannot name that stream's device: `INVALID_ARGUMENT` at enqueue
+    /// (a specific stream carries its own context).
     fn captured(&self, call: &str) -> Result<RecordOn> {
-        driver::current_context().map(RecordOn::Captured).map_err(|e| {
+        let ctx = driver::current_context().map_err(|e| {
             Error::invalid_argument(format!("{call}: placement has an availability_event, but {}", driver_text(&e)))
-        })
+        })?;
+        if ctx == 0 && self.stream <= 2 {
+            return Err(Error::invalid_argument(format!(
+                "{call}: placement has an availability_event on a default stream and names no CUDA device, and no \
+                 CUDA context is current on the calling thread to take the device from: name a device or a stream"
+            )));
+        }
+        Ok(RecordOn::Captured(ctx))
     }
 
     /// Records the availability event (when there is one) in `on`. A
