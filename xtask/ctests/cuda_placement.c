@@ -369,9 +369,33 @@ int main(void)
         log = log_since(before);
         CHECK(occurrences(log, "alloc") == 1 && occurrences(log, "upload 48 on 5200;") == 1);
         CHECK(occurrences(log, "sync 5200;") == 1 && strstr(log, "upload") < strstr(log, "sync 5200"));
+        /* A commit whose record is refused reports OP_FAILED after it ran:
+         * its values are committed and the session stays open. */
+        {
+            ovstage_placement_t refused_map = { { kDLCUDA, 0 }, 0x5200, 0xBAD };
+            float again[PRIMS * 3], got[16];
+            ovstage_map_group_t second;
+            for (i = 0; i < PRIMS * 3; ++i) {
+                again[i] = 200.0f + (float)i;
+            }
+            r = ovstage_map_attribute_on_device(instance, query, &map, 32, NULL, 0, &refused_map, &handle);
+            CHECK_STATUS(r.status, OVSTAGE_OK);
+            CHECK_STATUS(ovstage_fetch_map_next(instance, handle, OVSTAGE_TIMEOUT_INFINITE, &second), OVSTAGE_OK);
+            memcpy(second.data.tensors[0].data, again, sizeof(again));
+            CHECK_STATUS(ovstage_unmap_group(instance, handle, &second, (ovstage_cuda_sync_t){ 0, 0 }).status,
+                         OVSTAGE_ERROR_OP_FAILED);
+            CHECK(strstr(ovstage_get_last_error().ptr, "recording its availability_event 0xbad") != NULL);
+            /* Still open: ending it is accepted (and its record refused too). */
+            CHECK_STATUS(ovstage_unmap_attribute(instance, handle, (ovstage_cuda_sync_t){ 0, 0 }).status,
+                         OVSTAGE_ERROR_OP_FAILED);
+            seal.ordinal = 32;
+            wait_ok(instance, ovstage_advance_write_floor(instance, &seal));
+            CHECK(read_placed("fixed", NULL, kDLCPU, got, 16) == 12);
+            CHECK(memcmp(got, again, sizeof(again)) == 0);
+        }
         /* Arrays are not mapped on a device. */
         map.attribute.string = literal_to_ovx_string("arrays");
-        CHECK_STATUS(ovstage_map_attribute_on_device(instance, query, &map, 31, element_sizes, PRIMS, &on_device,
+        CHECK_STATUS(ovstage_map_attribute_on_device(instance, query, &map, 33, element_sizes, PRIMS, &on_device,
                                                      &handle)
                          .status,
                      OVSTAGE_ERROR_NOT_SUPPORTED);
