@@ -71,6 +71,39 @@ done
 step throughput 300 "$here/bin/ovstage-gpu-check" throughput || failed=1
 cp "$out/throughput.log" "$out/throughput.json" 2>/dev/null
 
+# 6. Python: the bundle's wheel against PyTorch's CUDA tensors, where the
+# machine's python3 has torch (gpu-check.py prints SKIP when it sees no GPU).
+py=$(command -v python3 || true)
+if [ -n "$py" ] && "$py" -c "import torch, numpy" > /dev/null 2>&1; then
+    site=$(mktemp -d)
+    "$py" -m zipfile -e "$(ls "$here"/python/*.whl | head -n 1)" "$site"
+    step python 300 env PYTHONPATH="$site" PYTHONUNBUFFERED=1 "$py" "$here/gpu-check.py" "$out" || failed=1
+else
+    echo "python -1 (no python3 with torch and numpy: skipped)" >> "$out/steps.txt"
+fi
+
+# 7. Optional: the published package's GPU benchmarks side by side, when
+# OVSTAGE_REFERENCE_BIN names its bin/ folder (never part of the bundle).
+# The binary runs on the reference's library, then on ours copied beside it
+# as libovstage.so; OVSTAGE_REFERENCE_LD_PATH adds folders searched last
+# (system libraries the reference needs and the machine lacks). Recorded,
+# not judged: a case that errors on ours shows in the JSON.
+ref=${OVSTAGE_REFERENCE_BIN:-}
+if [ -n "$ref" ] && [ -x "$ref/benchmark.ovstage" ]; then
+    mine=$(mktemp -d)
+    cp "$ref/benchmark.ovstage" "$mine/"
+    cp "$ref"/libstdc++.so.6 "$ref"/libgcc_s.so.1 "$mine/" 2>/dev/null
+    cp "$here/lib/libovstage.so" "$mine/"
+    extra=${OVSTAGE_REFERENCE_LD_PATH:-}
+    for round in $(seq "${OVSTAGE_BENCH_ROUNDS:-1}"); do
+        for lib in reference ours; do
+            if [ $lib = reference ]; then dir=$ref; else dir=$mine; fi
+            step "bench-$lib-$round" 240 env LD_LIBRARY_PATH="$dir${extra:+:$extra}" "$dir/benchmark.ovstage" \
+                --benchmark_filter="${OVSTAGE_BENCH_FILTER:-_Gpu}" --benchmark_out="$out/bench-$lib-$round.json"
+        done
+    done
+fi
+
 if [ $failed -eq 0 ]; then echo "all steps passed" | tee "$out/summary.txt"; else
     echo "some steps failed: see steps.txt" | tee "$out/summary.txt"; fi
 exit $failed

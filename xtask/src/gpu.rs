@@ -7,8 +7,10 @@
 //!   of the C ABI (its CUDA-input tests, picked by `filters/`), named
 //!   `TARGET-KIND.test`, debug info stripped;
 //! - `bin/ovstage-gpu-check`: preflight and throughput figures;
-//! - `lib/libovstage.so`, `rows.ptx` (for the machine's `ptxas`) and
-//!   `gpu-check.sh` (from `xtask/gpu-check/`).
+//! - `lib/libovstage.so`, `rows.ptx` (for the machine's `ptxas`),
+//!   `gpu-check.sh` and `gpu-check.py` (from `xtask/gpu-check/`);
+//! - `python/ovstage-*.whl`: a release wheel of the Python package, which
+//!   `gpu-check.py` runs against PyTorch's CUDA tensors where torch is.
 //!
 //! The binaries are built by this machine's toolchain, so they need a glibc
 //! at least as new as this machine's on the GPU machine.
@@ -27,7 +29,11 @@ const MAX_BYTES: u64 = 48 << 20;
 /// snapshots) and say nothing about the GPU.
 const FILTERS: &[(&str, &[&str])] = &[(
     "ovstage-cdylib",
-    &["tensors::bad_tensors_are_rejected_with_the_reason", "tensors::cuda_writes_read_back_equal_to_host_writes"],
+    &[
+        "tensors::bad_tensors_are_rejected_with_the_reason",
+        "tensors::cuda_writes_read_back_equal_to_host_writes",
+        "placement::",
+    ],
 )];
 
 /// One executable cargo built: the bundle's name for it, and its path.
@@ -127,12 +133,14 @@ pub(crate) fn prepare() -> Result<(), String> {
     strip(&bundle.join("lib/libovstage.so"));
     copy(&root.join("crates/ovstage-backend-cuda/src/kernels/rows.ptx"), &bundle.join("rows.ptx"))?;
     copy(&root.join("xtask/gpu-check/gpu-check.sh"), &bundle.join("gpu-check.sh"))?;
+    copy(&root.join("xtask/gpu-check/gpu-check.py"), &bundle.join("gpu-check.py"))?;
+    crate::python::wheel(&root, &bundle.join("python"))?;
     let bytes = size_of_tree(&bundle);
     if bytes > MAX_BYTES {
         return Err(format!("{BUNDLE} is {} MiB, over the {} MiB it may take", bytes >> 20, MAX_BYTES >> 20));
     }
     println!(
-        "gpu-prepare: {BUNDLE}: {tests} test binaries, the check binary, libovstage.so, rows.ptx, gpu-check.sh \
+        "gpu-prepare: {BUNDLE}: {tests} test binaries, the check binary, libovstage.so, rows.ptx, the scripts, a wheel \
          ({:.1} MiB); on a GPU machine: bash {BUNDLE}/gpu-check.sh OUTDIR",
         bytes as f64 / f64::from(1 << 20)
     );

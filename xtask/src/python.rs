@@ -16,9 +16,9 @@ fn run(mut cmd: Command, what: &str) -> Result<(), String> {
     if status.success() { Ok(()) } else { Err(format!("{what} failed: {status}")) }
 }
 
-/// Creates the environment with maturin, numpy and pytest when missing,
-/// and installs the package into it.
-pub(crate) fn develop(root: &Path, release: bool) -> Result<PathBuf, String> {
+/// The environment's interpreter, the environment created with maturin,
+/// numpy and pytest when missing.
+fn ensure_venv(root: &Path) -> Result<PathBuf, String> {
     let venv = venv(root);
     let python = venv.join("bin/python");
     if !python.exists() {
@@ -36,6 +36,13 @@ pub(crate) fn develop(root: &Path, release: bool) -> Result<PathBuf, String> {
         c.args(["-m", "pip", "install", "-q", "maturin", "numpy", "pytest"]);
         run(c, "pip install maturin numpy pytest")?;
     }
+    Ok(python)
+}
+
+/// Creates the environment when missing and installs the package into it.
+pub(crate) fn develop(root: &Path, release: bool) -> Result<PathBuf, String> {
+    let python = ensure_venv(root)?;
+    let venv = venv(root);
     let mut c = Command::new(venv.join("bin/maturin"));
     c.arg("develop").arg("--quiet").current_dir(root.join("crates/ovstage-py"));
     if release {
@@ -44,6 +51,22 @@ pub(crate) fn develop(root: &Path, release: bool) -> Result<PathBuf, String> {
     c.env("VIRTUAL_ENV", &venv).env("CARGO_TARGET_DIR", root.join("target"));
     run(c, "maturin develop")?;
     Ok(python)
+}
+
+/// Builds a release wheel of the package into `out` (for the GPU check's
+/// bundle); returns its path.
+pub(crate) fn wheel(root: &Path, out: &Path) -> Result<PathBuf, String> {
+    ensure_venv(root)?;
+    let mut c = Command::new(venv(root).join("bin/maturin"));
+    c.args(["build", "--quiet", "--release", "--out"]).arg(out).current_dir(root.join("crates/ovstage-py"));
+    c.env("VIRTUAL_ENV", venv(root)).env("CARGO_TARGET_DIR", root.join("target"));
+    run(c, "maturin build --release")?;
+    std::fs::read_dir(out)
+        .map_err(|e| format!("{}: {e}", out.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or_else(|| format!("maturin build left no wheel in {}", out.display()))
 }
 
 /// Builds the package, runs the pytest suite and the Python examples.
