@@ -18,7 +18,7 @@
  * write_done_sync and copies the values back before each commit, which
  * records the event once; a steady GPU producer / GPU consumer loop costs
  * one host synchronisation per tick (the producer's staging), none in the
- * consumer's read.
+ * consumer's read; the GPU hierarchy models run.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -434,6 +434,11 @@ int main(void)
         }
         rows[0] = 1;
     }
+
+    /* The GPU hierarchy models run where the process has a CUDA device (the
+     * fake driver's here): accepted, and the op succeeds. */
+    wait_ok(instance, ovstage_compute_hierarchy(instance, OVSTAGE_HIERARCHY_COMPUTATION_MODEL_GPU_INCREMENTAL, 43, 50));
+    wait_ok(instance, ovstage_compute_hierarchy(instance, OVSTAGE_HIERARCHY_COMPUTATION_MODEL_DEFAULT_GPU, 43, 51));
 
     wait_ok(instance, ovstage_release_query(instance, query));
     CHECK(path_dictionary_release_path_list_reference(dictionary, list).status == OVX_API_SUCCESS);

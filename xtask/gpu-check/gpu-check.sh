@@ -78,6 +78,17 @@ if [ -n "$py" ] && "$py" -c "import torch, numpy" > /dev/null 2>&1; then
     site=$(mktemp -d)
     "$py" -m zipfile -e "$(ls "$here"/python/*.whl | head -n 1)" "$site"
     step python 300 env PYTHONPATH="$site" PYTHONUNBUFFERED=1 "$py" "$here/gpu-check.py" "$out" || failed=1
+    # The hierarchy computation models on ours and, when OVSTAGE_REFERENCE_PY
+    # names a folder holding the published package's `ovstage`, on it.
+    step hierarchy-ours 120 env PYTHONPATH="$site" "$py" "$here/hierarchy-probe.py"
+    if [ -n "${OVSTAGE_REFERENCE_PY:-}" ]; then
+        step hierarchy-reference 120 env PYTHONPATH="$OVSTAGE_REFERENCE_PY" "$py" "$here/hierarchy-probe.py"
+        if diff "$out/hierarchy-reference.log" "$out/hierarchy-ours.log" > "$out/hierarchy-diff.log"; then
+            echo "hierarchy models: ours prints what the reference prints"
+        else
+            echo "hierarchy models differ from the reference:"; cat "$out/hierarchy-diff.log"
+        fi
+    fi
 else
     echo "python -1 (no python3 with torch and numpy: skipped)" >> "$out/steps.txt"
 fi

@@ -8,7 +8,8 @@
 //!   `TARGET-KIND.test`, debug info stripped;
 //! - `bin/ovstage-gpu-check`: preflight and throughput figures;
 //! - `lib/libovstage.so`, `rows.ptx` (for the machine's `ptxas`),
-//!   `gpu-check.sh` and `gpu-check.py` (from `xtask/gpu-check/`);
+//!   `gpu-check.sh`, `gpu-check.py` and `hierarchy-probe.py` (from
+//!   `xtask/gpu-check/`);
 //! - `python/ovstage-*.whl`: a release wheel of the Python package, which
 //!   `gpu-check.py` runs against PyTorch's CUDA tensors where torch is.
 //!
@@ -133,7 +134,9 @@ pub(crate) fn prepare() -> Result<(), String> {
     strip(&bundle.join("lib/libovstage.so"));
     copy(&root.join("crates/ovstage-backend-cuda/src/kernels/rows.ptx"), &bundle.join("rows.ptx"))?;
     copy(&root.join("xtask/gpu-check/gpu-check.sh"), &bundle.join("gpu-check.sh"))?;
-    copy(&root.join("xtask/gpu-check/gpu-check.py"), &bundle.join("gpu-check.py"))?;
+    for script in ["gpu-check.py", "hierarchy-probe.py"] {
+        copy(&root.join("xtask/gpu-check").join(script), &bundle.join(script))?;
+    }
     crate::python::wheel(&root, &bundle.join("python"))?;
     let bytes = size_of_tree(&bundle);
     if bytes > MAX_BYTES {

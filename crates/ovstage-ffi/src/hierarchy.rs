@@ -133,7 +133,9 @@ pub(crate) unsafe fn release(
     }
 }
 
-/// `ovstage_get_hierarchy_computation_models`: cpu-incremental, runtime-default.
+/// `ovstage_get_hierarchy_computation_models`: the four models the
+/// contract names ([`stage::COMPUTATION_MODELS`]), as the published
+/// library lists them.
 ///
 /// # Safety
 /// See the export.
@@ -149,45 +151,57 @@ pub(crate) unsafe fn computation_models(
             status_result((|| {
                 strings::non_null(out_models, format_args!("{CALL}: out_models"))?;
                 strings::non_null(out_count, format_args!("{CALL}: out_model_count"))?;
-                out_models.write(MODELS.0.as_ptr());
-                out_count.write(MODELS.0.len());
+                let models = models();
+                out_models.write(models.0.as_ptr());
+                out_count.write(models.0.len());
                 Ok(())
             })())
         })
     }
 }
 
-/// A NUL-terminated literal as a view without the terminator.
-const fn literal(s: &'static str) -> ovx_string_t {
-    ovx_string_t { ptr: s.as_ptr().cast(), length: s.len() - 1 }
+/// A NUL-terminated copy of `s`, kept for the process (the descriptors are
+/// handed out as process-lifetime views), as a view without the terminator.
+fn leaked(s: &str) -> ovx_string_t {
+    let c = std::ffi::CString::new(s).expect("model names and descriptions have no NUL");
+    let length = s.len();
+    ovx_string_t { ptr: Box::leak(c.into_boxed_c_str()).as_ptr(), length }
 }
 
-struct Models([ovstage_hierarchy_computation_model_desc_t; 2]);
+struct Models(Vec<ovstage_hierarchy_computation_model_desc_t>);
 
-// SAFETY: the descriptors only point at string literals; never written.
+// SAFETY: the descriptors only point at leaked, never written strings.
 unsafe impl Sync for Models {}
+// SAFETY: as above.
+unsafe impl Send for Models {}
 
-/// The models this library runs (named as the published library names
-/// them): the CPU model and the runtime default, which selects it. The GPU
-/// models are not listed: without the CUDA backend their ops fail.
-static MODELS: Models = Models([
-    ovstage_hierarchy_computation_model_desc_t {
-        model_id: ovstage_hierarchy_computation_model_id_t(1),
-        name: literal("cpu-incremental\0"),
-        description: literal(
-            "World matrices from local matrices along the hierarchy, on the CPU, recording the rows that change\0",
-        ),
-    },
-    ovstage_hierarchy_computation_model_desc_t {
-        model_id: ovstage_hierarchy_computation_model_id_t(4),
-        name: literal("runtime-default\0"),
-        description: literal("The process default: cpu-incremental\0"),
-    },
-]);
+/// The descriptors, made once.
+fn models() -> &'static Models {
+    static MODELS: std::sync::OnceLock<Models> = std::sync::OnceLock::new();
+    MODELS.get_or_init(|| {
+        Models(
+            stage::COMPUTATION_MODELS
+                .iter()
+                .map(|(id, name, description)| ovstage_hierarchy_computation_model_desc_t {
+                    model_id: ovstage_hierarchy_computation_model_id_t(*id),
+                    name: leaked(name),
+                    description: leaked(description),
+                })
+                .collect(),
+        )
+    })
+}
 
-/// `ovstage_compute_hierarchy`: CPU_INCREMENTAL (and RUNTIME_DEFAULT) run
-/// the CPU computation; the GPU models are accepted and their op fails, as
-/// on the published library without a GPU.
+/// Whether this process has a CUDA device (device 0), asked only when a
+/// GPU model is; `Err`: why not.
+pub(crate) fn cuda_device() -> Result<(), String> {
+    ovstage_backend_cuda::probe_device(0).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// `ovstage_compute_hierarchy`: CPU_INCREMENTAL and RUNTIME_DEFAULT run the
+/// CPU computation; the GPU models run it too where the process has a CUDA
+/// device, and are accepted and fail without one, as on the published
+/// library.
 ///
 /// # Safety
 /// See the export.
@@ -201,19 +215,11 @@ pub(crate) unsafe fn compute(
     // SAFETY: forwarded.
     unsafe {
         with_instance(inst, CALL, |c| {
-            enqueue_result((|| {
-                let model = match model.0 {
-                    // RUNTIME_DEFAULT is CPU_INCREMENTAL (no config changes it here).
-                    1 | 4 => stage::ComputationModel::CpuIncremental,
-                    2 | 3 => stage::ComputationModel::Gpu,
-                    other => {
-                        return Err(Error::invalid_argument(format!(
-                            "{CALL}: {other} is not a hierarchy computation model (CPU_INCREMENTAL 1, GPU_INCREMENTAL 2, GPU_GLOBAL 3, RUNTIME_DEFAULT 4)"
-                        )));
-                    }
-                };
-                c.stage.compute_hierarchy_with(model, input_ordinal, output_ordinal).map_err(|e| e.prefixed(CALL))
-            })())
+            enqueue_result(
+                stage::ComputationModel::from_id(i64::from(model.0), cuda_device)
+                    .and_then(|m| c.stage.compute_hierarchy_with(m, input_ordinal, output_ordinal))
+                    .map_err(|e| e.prefixed(CALL)),
+            )
         })
     }
 }

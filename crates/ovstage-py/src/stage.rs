@@ -1293,7 +1293,9 @@ impl Stage {
         )
     }
 
-    /// World-transform computation: not supported (the enqueue is rejected with NOT_SUPPORTED).
+    /// World matrices from local ones along the hierarchy (an op): CPU
+    /// models on the CPU; the GPU models too where the process has a CUDA
+    /// device (the op fails without one, as the published library's).
     #[pyo3(signature = (input_ordinal, output_ordinal, model = None))]
     #[pyo3(
         text_signature = "($self, input_ordinal, output_ordinal, model=ovstage.HierarchyComputationModel.DEFAULT_CPU)"
@@ -1312,17 +1314,17 @@ impl Stage {
             None => 1,
         };
         let stage = slf.get().stage("compute_hierarchy")?;
-        // As the C ABI: the GPU models are accepted and fail when they run.
-        let r = if matches!(model, 1 | 4) {
-            stage.compute_hierarchy(input, out)
-        } else if matches!(model, 2 | 3) {
-            stage.compute_hierarchy_with(ovstage::ComputationModel::Gpu, input, out)
-        } else {
-            Err(Error::invalid_argument(format!(
-                "compute_hierarchy: {model} is not a hierarchy computation model (CPU_INCREMENTAL 1, GPU_INCREMENTAL 2, GPU_GLOBAL 3, RUNTIME_DEFAULT 4)"
-            )))
-        };
+        let cuda_device = || ovstage_backend_cuda::probe_device(0).map(|_| ()).map_err(|e| e.to_string());
+        let r = ovstage::ComputationModel::from_id(i64::from(model), cuda_device)
+            .map_err(|e| e.prefixed("compute_hierarchy"))
+            .and_then(|m| stage.compute_hierarchy_with(m, input, out));
         Operation::from_result(&slf.clone().unbind(), r, py).into_object(py)
+    }
+
+    /// The hierarchy computation models, as `(model_id, name, description)`.
+    #[staticmethod]
+    fn _hierarchy_computation_models() -> Vec<(u32, &'static str, &'static str)> {
+        ovstage::COMPUTATION_MODELS.to_vec()
     }
 
     // ---- path dictionary (raising OvxError)

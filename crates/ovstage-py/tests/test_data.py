@@ -275,8 +275,10 @@ def test_queries_clone_hierarchy(stage):
         # Nothing carries world matrices here: a computation changes nothing.
         stage.compute_hierarchy(1, 5)
         models = stage.get_hierarchy_computation_models()
-        assert [m.model_id for m in models] == [ov.HierarchyComputationModel.CPU_INCREMENTAL,
-                                                ov.HierarchyComputationModel.RUNTIME_DEFAULT]
+        M = ov.HierarchyComputationModel
+        assert [(m.model_id, m.name) for m in models] == [
+            (M.CPU_INCREMENTAL, "cpu-incremental"), (M.GPU_INCREMENTAL, "gpu-incremental"),
+            (M.GPU_GLOBAL, "gpu-global"), (M.RUNTIME_DEFAULT, "runtime-default")]
         with pytest.raises(ov.OvstageError) as e:
             stage.compute_hierarchy(1, 6, model=0)
         assert e.value.code == ov.ErrorCode.INVALID_ARGUMENT

@@ -242,3 +242,22 @@ def test_a_write_naming_no_device_records_on_its_cuda_sources_device(fake_driver
         assert got.count("record e400 on 0;") == 1 and got.index("copy 12") < got.index("record e400"), got
         assert latest("s", 1) == [1.0, 2.0, 3.0]
     ''')
+
+
+def test_the_gpu_hierarchy_models_run_where_there_is_a_device(fake_driver):  # noqa: F811
+    run_child(fake_driver, '''
+        M = ov.HierarchyComputationModel
+        for out, model in ((5, M.GPU_INCREMENTAL), (6, M.GPU_GLOBAL), (7, M.DEFAULT_GPU)):
+            stage.compute_hierarchy(1, out, model=model)
+    ''')
+
+
+def test_without_a_device_the_gpu_hierarchy_models_fail_when_they_run(staged):
+    if not no_driver():
+        pytest.skip("this machine has a CUDA device")
+    stage, _, _ = staged
+    op = stage.compute_hierarchy_async(1, 2, model=ov.HierarchyComputationModel.GPU_GLOBAL)
+    assert op.op_id != 0
+    with pytest.raises(ov.OvstageError) as e:
+        op.wait()
+    assert "the GPU hierarchy computation models need a CUDA device" in str(e.value), str(e.value)

@@ -81,7 +81,7 @@ pub use state::CloneResult;
 pub use state::MapGroup;
 pub use state::{HierarchyItem, HierarchyResult};
 pub use tensor::{Element, HostBytes, Tensor, TensorDesc};
-pub use xform::ComputationModel;
+pub use xform::{COMPUTATION_MODELS, ComputationModel};
 
 /// The op timeline: `trace::start(path)` records every op of the process into
 /// a Chrome trace (opens in Perfetto), written by `trace::stop()`; so does

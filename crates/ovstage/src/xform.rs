@@ -72,13 +72,57 @@ pub(crate) fn is_transform(name: &str) -> bool {
 }
 
 /// Which model a computation runs.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ComputationModel {
-    /// Incremental, on the CPU (the runtime default).
+    /// Incremental, on the CPU (CPU_INCREMENTAL, and RUNTIME_DEFAULT, which
+    /// selects it).
     CpuIncremental,
-    /// A GPU model: accepted, and the op fails when it runs (this build has
-    /// no GPU model), as the published library does without a GPU.
-    Gpu,
+    /// GPU_INCREMENTAL or GPU_GLOBAL where the process has a CUDA device:
+    /// the same matrices and recorded rows as [`Self::CpuIncremental`],
+    /// computed on the host, where this build keeps its columns.
+    GpuOnHost,
+    /// A GPU model where the process has no CUDA device (the reason): the
+    /// op is accepted and fails when it runs, as the published library's.
+    GpuWithoutDevice(String),
+}
+
+/// The contract's model ids, as listed by `get_hierarchy_computation_models`
+/// (the ids name the published library's models).
+pub const COMPUTATION_MODELS: [(u32, &str, &str); 4] = [
+    (
+        1,
+        "cpu-incremental",
+        "World matrices from local matrices along the hierarchy, on the CPU, recording the rows that change",
+    ),
+    (
+        2,
+        "gpu-incremental",
+        "As cpu-incremental, for a process with a CUDA device (computed on the host, where this build keeps its columns)",
+    ),
+    (
+        3,
+        "gpu-global",
+        "As cpu-incremental, for a process with a CUDA device (computed on the host, where this build keeps its columns)",
+    ),
+    (4, "runtime-default", "The process default: cpu-incremental"),
+];
+
+impl ComputationModel {
+    /// The model a contract id names; `cuda_device` is asked, for the GPU
+    /// models only, whether the process has a CUDA device (`Err`: why not).
+    /// An unknown id is `INVALID_ARGUMENT`.
+    pub fn from_id(id: i64, cuda_device: impl FnOnce() -> std::result::Result<(), String>) -> Result<Self> {
+        match id {
+            1 | 4 => Ok(Self::CpuIncremental),
+            2 | 3 => Ok(match cuda_device() {
+                Ok(()) => Self::GpuOnHost,
+                Err(reason) => Self::GpuWithoutDevice(reason),
+            }),
+            other => Err(Error::invalid_argument(format!(
+                "{other} is not a hierarchy computation model (CPU_INCREMENTAL 1, GPU_INCREMENTAL 2, GPU_GLOBAL 3, RUNTIME_DEFAULT 4)"
+            ))),
+        }
+    }
 }
 
 impl Stage {
@@ -91,10 +135,12 @@ impl Stage {
         output_ordinal: impl Into<Ordinal>,
     ) -> Result<OpId> {
         match model {
-            ComputationModel::CpuIncremental => self.compute_hierarchy(input_ordinal, output_ordinal),
-            ComputationModel::Gpu => {
+            ComputationModel::CpuIncremental | ComputationModel::GpuOnHost => {
+                self.compute_hierarchy(input_ordinal, output_ordinal)
+            }
+            ComputationModel::GpuWithoutDevice(reason) => {
                 let err = Error::not_supported(format!(
-                    "{CALL}: GPU hierarchy computation models need the CUDA backend, which this build does not have"
+                    "{CALL}: the GPU hierarchy computation models need a CUDA device, and this process has none ({reason})"
                 ));
                 Ok(self.inner.sched.submit(&OpSpec::independent(), Box::new(move || Err(Failure::from(err))))?)
             }

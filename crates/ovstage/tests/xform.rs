@@ -89,3 +89,48 @@ fn an_explicit_computation_reads_inputs_as_of_its_input_ordinal() {
     let e = s.compute_hierarchy(4u64, 4u64).unwrap_err();
     assert_eq!(e.status(), ovstage::Status::WriteFloorViolation);
 }
+
+#[test]
+fn model_ids_name_the_contracts_models_and_ask_for_a_device_only_for_gpu_ones() {
+    use ovstage::ComputationModel as M;
+    let never = || -> Result<(), String> { panic!("a CPU model asked for a CUDA device") };
+    assert_eq!(M::from_id(1, never).unwrap(), M::CpuIncremental);
+    assert_eq!(M::from_id(4, never).unwrap(), M::CpuIncremental);
+    assert_eq!(M::from_id(2, || Ok(())).unwrap(), M::GpuOnHost);
+    assert_eq!(M::from_id(3, || Err("no driver".into())).unwrap(), M::GpuWithoutDevice("no driver".into()));
+    for bad in [0, 5, -1, i64::from(u32::MAX)] {
+        let e = M::from_id(bad, never).unwrap_err();
+        assert_eq!(e.status(), ovstage::Status::InvalidArgument);
+        assert!(e.message().contains(&format!("{bad} is not a hierarchy computation model")), "{e}");
+    }
+    let ids: Vec<u32> = ovstage::COMPUTATION_MODELS.iter().map(|m| m.0).collect();
+    assert_eq!(ids, [1, 2, 3, 4]);
+}
+
+#[test]
+fn a_gpu_model_with_a_device_computes_what_the_cpu_model_does() {
+    use ovstage::ComputationModel as M;
+    let mut outcomes = Vec::new();
+    for model in [M::CpuIncremental, M::GpuOnHost] {
+        let (s, q) = scene();
+        let qa = query(&s, &TREE[1..2]);
+        wait(&s, write(&s, qa, "omni:xform", 2, matrices(&[translate(0., 7., 0.)])));
+        wait(&s, s.compute_hierarchy_with(model, 2u64, 3u64).unwrap());
+        wait(&s, seal(&s, 3));
+        outcomes.push((
+            worlds(&s, q, OrdinalRange::snapshot(3u64)),
+            worlds(&s, q, OrdinalRange::changes(3u64, 3u64).unwrap()),
+        ));
+    }
+    assert_eq!(outcomes[0], outcomes[1]);
+    assert_eq!(outcomes[1].1, vec![(1, [0., 7., 0.]), (2, [0., 7., 3.]), (3, [5., 0., 0.])]);
+}
+
+#[test]
+fn a_gpu_model_without_a_device_is_accepted_and_its_op_fails_with_the_reason() {
+    let (s, _) = scene();
+    let op = s.compute_hierarchy_with(ovstage::ComputationModel::GpuWithoutDevice("no driver here".into()), 1u64, 2u64);
+    let e = s.wait_ok(op.unwrap(), LONG).unwrap_err();
+    assert_eq!(e.status(), ovstage::Status::NotSupported);
+    assert!(e.message().contains("need a CUDA device") && e.message().contains("(no driver here)"), "{e}");
+}

@@ -176,11 +176,21 @@ fn unimplemented_exports_say_so() {
         let mut models = std::ptr::null();
         let mut n = 7;
         assert_eq!(ovstage_get_hierarchy_computation_models(p, &mut models, &mut n).0, OK);
-        assert_eq!(n, 2);
+        assert_eq!(n, 4);
         let listed = std::slice::from_raw_parts(models, n);
-        assert_eq!((listed[0].model_id.0, listed[1].model_id.0), (1, 4));
-        let name = std::slice::from_raw_parts(listed[0].name.ptr.cast::<u8>(), listed[0].name.length);
-        assert_eq!(name, b"cpu-incremental");
+        let named: Vec<(u32, &[u8])> = listed
+            .iter()
+            .map(|m| (m.model_id.0, std::slice::from_raw_parts(m.name.ptr.cast::<u8>(), m.name.length)))
+            .collect();
+        let expected: [(u32, &[u8]); 4] =
+            [(1, b"cpu-incremental"), (2, b"gpu-incremental"), (3, b"gpu-global"), (4, b"runtime-default")];
+        assert_eq!(named, expected);
+        // NUL-terminated as well, for clients that read them as C strings.
+        assert_eq!(*listed[2].name.ptr.add(listed[2].name.length), 0);
+        // The same table on every call.
+        let mut again = std::ptr::null();
+        assert_eq!(ovstage_get_hierarchy_computation_models(p, &mut again, &mut n).0, OK);
+        assert_eq!(again, models);
     }
 }
 

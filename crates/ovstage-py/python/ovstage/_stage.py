@@ -177,17 +177,12 @@ class Stage(_native.Stage):
             h.release()
 
     def get_hierarchy_computation_models(self) -> List[HierarchyComputationModelDesc]:
-        """World-matrix computation models: cpu-incremental and runtime-default."""
+        """World-matrix computation models: the four the contract names (the
+        GPU ones run where the process has a CUDA device)."""
         if not self._alive:
             raise OvstageError(ErrorCode.INVALID_HANDLE, "get_hierarchy_computation_models called after Stage was destroyed")
-        return [
-            HierarchyComputationModelDesc(
-                int(HierarchyComputationModel.CPU_INCREMENTAL), "cpu-incremental",
-                "World matrices from local matrices along the hierarchy, on the CPU, recording the rows that change"),
-            HierarchyComputationModelDesc(
-                int(HierarchyComputationModel.RUNTIME_DEFAULT), "runtime-default",
-                "The process default: cpu-incremental"),
-        ]
+        return [HierarchyComputationModelDesc(model_id, name, description)
+                for model_id, name, description in _native.Stage._hierarchy_computation_models()]
 
     def compute_hierarchy(self, input_ordinal: int, output_ordinal: int,
                           model: int = HierarchyComputationModel.DEFAULT_CPU) -> None:
