@@ -5,7 +5,10 @@
  * strided tensor, per-row arrays) read back equal to the same writes from
  * host tensors; cuda_sync is captured in order (an event recorded on the
  * caller's stream and waited on by ours, then the caller's event, then the
- * copy, and the caller's current context put back); cuda_sync on host memory and a bad device address are refused.
+ * copy, and the caller's current context put back); a write's CUDA tensors
+ * are staged in one batch (one capture, one synchronisation) into pooled
+ * page-locked memory; cuda_sync on host memory and a bad device address are
+ * refused.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -169,6 +172,45 @@ int main(void)
             fprintf(stderr, "log: %s\n", log + before);
         }
         CHECK(strcmp(log + before, expected) == 0);
+    }
+    /* Per-row CUDA arrays are staged as one batch: one capture of cuda_sync,
+     * a copy per row, one synchronisation. */
+    {
+        static const char expected[] = "current c0;record e100 on 1234;wait 5100 e100;wait 5100 5678;copy 4 on 5100;"
+                                       "copy 12 on 5100;"
+                                       "copy 8 on 5100;copy 16 on 5100;sync 5100;current aa;";
+        DLTensor rows_on_device[PRIMS];
+        size_t before;
+        for (i = 0; i < PRIMS; ++i) {
+            rows_on_device[i] = float_tensor(rows + i, 1, &lengths[i], NULL);
+            rows_on_device[i].device.device_type = kDLCUDA;
+        }
+        data.is_array = true;
+        data.tensor_count = PRIMS;
+        data.tensors = rows_on_device;
+        data.cuda_sync.stream = 0x1234;
+        before = strlen(getenv("OVSTAGE_FAKE_CUDA_LOG"));
+        wait_ok(instance, write("batched", 11, data));
+        log = getenv("OVSTAGE_FAKE_CUDA_LOG");
+        if (strcmp(log + before, expected) != 0) {
+            fprintf(stderr, "log: %s\n", log + before);
+        }
+        CHECK(strcmp(log + before, expected) == 0);
+        data.is_array = false;
+        data.tensor_count = 1;
+        data.tensors = &t;
+    }
+    /* The bytes land in page-locked memory from a pool: after the first
+     * staging write, more of the same size take no new block. */
+    {
+        const char* pinned = getenv("OVSTAGE_FAKE_CUDA_PINNED");
+        char first[64];
+        CHECK(pinned != NULL && strncmp(pinned, "given ", 6) == 0 && atoi(pinned + 6) >= 1);
+        snprintf(first, sizeof(first), "%s", pinned);
+        for (i = 0; i < 8; ++i) {
+            wait_ok(instance, write("synced", 20 + i, data));
+        }
+        CHECK(strcmp(getenv("OVSTAGE_FAKE_CUDA_PINNED"), first) == 0);
     }
     /* cuda_sync on host memory is refused; so is a bad device address. */
     t.device.device_type = kDLCPU;

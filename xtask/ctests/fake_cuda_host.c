@@ -109,6 +109,33 @@ int cuStreamSynchronize(void* stream)
     note(text);
     return 0;
 }
+/* Page-locked host memory is host memory; the blocks given and freed are
+ * counted in OVSTAGE_FAKE_CUDA_PINNED ("given N freed M"), not logged. */
+static int pinned_given, pinned_freed;
+static void count_pinned(void)
+{
+    char text[64];
+    snprintf(text, sizeof(text), "given %d freed %d", pinned_given, pinned_freed);
+    setenv("OVSTAGE_FAKE_CUDA_PINNED", text, 1);
+}
+int cuMemHostAlloc(void** ptr, size_t bytes, unsigned flags)
+{
+    (void)flags;
+    *ptr = malloc(bytes);
+    if (*ptr == NULL) {
+        return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    }
+    ++pinned_given;
+    count_pinned();
+    return 0;
+}
+int cuMemFreeHost(void* ptr)
+{
+    free(ptr);
+    ++pinned_freed;
+    count_pinned();
+    return 0;
+}
 int cuStreamGetCtx(void* stream, void** ctx)
 {
     (void)stream;

@@ -25,6 +25,7 @@ use smallvec::SmallVec;
 
 use crate::device::{Residency, residency};
 pub use ovstage_backend_cuda::staging::CudaSync;
+use ovstage_backend_cuda::staging::{DeviceBytes, HostCopy, batch_offsets, stage_batch};
 
 /// More dimensions than any attribute payload has.
 pub const MAX_NDIM: i32 = 16;
@@ -192,13 +193,17 @@ impl HostBytes for Payload {
     }
 }
 
-/// A validated host tensor descriptor: where its first element is, its
+/// A validated tensor descriptor: where its first element is, its
 /// element type and shape, and whether its elements are packed. A CUDA
-/// tensor's bytes have been staged into `staged`, which `first` points into.
+/// tensor's extent is `on_device` until [`stage_all`] copies it to the host
+/// (into `staged`, which `first` then points into): `first` is not a host
+/// address before.
 struct Checked {
     first: *const u8,
+    /// A CUDA tensor's byte extent, not yet staged.
+    on_device: Option<OnDevice>,
     /// The host copy of a CUDA tensor's bytes (its whole extent).
-    staged: Option<Vec<u8>>,
+    staged: Option<Staged>,
     dtype: DType,
     /// `shape[..ndim]` is the shape.
     dims: [u64; MAX_NDIM as usize],
@@ -206,6 +211,31 @@ struct Checked {
     /// Whether the strides are not the compact row-major ones.
     strided: bool,
     bytes: usize,
+}
+
+/// A CUDA tensor's byte extent on its device.
+struct OnDevice {
+    device: u32,
+    /// The extent's first byte.
+    src: u64,
+    len: usize,
+    /// Where the tensor's first element lies in the extent (0 unless
+    /// negative strides reach below it), negated.
+    low: i64,
+}
+
+/// A staged tensor's bytes: its extent in a batch's host copy, which it
+/// keeps alive.
+struct Staged {
+    copy: Arc<HostCopy>,
+    offset: usize,
+    len: usize,
+}
+
+impl HostBytes for Staged {
+    fn host_bytes(&self) -> &[u8] {
+        self.copy.bytes(self.offset, self.len).expect("a staged extent lies within its batch")
+    }
 }
 
 impl Checked {
@@ -284,8 +314,7 @@ pub fn refuse_host_sync(sync: CudaSync, what: impl Display) -> Result<()> {
 }
 
 /// Checks a tensor descriptor; `what` names it in errors. A CUDA tensor's
-/// bytes are staged to the host here, after the work `sync` names (see
-/// `ovstage_backend_cuda::staging`); `sync` on a host tensor is refused.
+/// extent is noted for [`stage_all`]; `sync` on a host tensor is refused.
 ///
 /// # Safety
 /// `t.shape` and `t.strides`, when not NULL, have `t.ndim` readable entries;
@@ -343,44 +372,48 @@ unsafe fn check(t: &DLTensor, sync: CudaSync, what: impl Display + Copy) -> Resu
         return Err(Error::invalid_argument(format!("{what}: data is NULL but the tensor holds {bytes} bytes")));
     }
     let first = (t.data as *const u8).wrapping_add(t.byte_offset as usize);
-    let mut c = Checked { first, staged: None, dtype, dims, ndim, strided, bytes };
-    if let Residency::Cuda(device) = place {
-        // SAFETY: forwarded.
-        unsafe { stage(&mut c, device, extent, sync, what) }?;
-    }
-    Ok(c)
+    let on_device = match place {
+        Residency::Cuda(device) => Some(OnDevice {
+            device,
+            src: (first as u64).wrapping_add_signed(extent.0),
+            len: (extent.1 - extent.0) as usize,
+            low: extent.0,
+        }),
+        Residency::Host => None,
+    };
+    Ok(Checked { first, on_device, staged: None, dtype, dims, ndim, strided, bytes })
 }
 
-/// Copies a CUDA tensor's byte extent (`extent` around its first element)
-/// into a host buffer allocated fallibly, and points `c` at it.
+/// Copies the extents of `pending`'s CUDA tensors (each named by its
+/// second field in errors) into one host buffer, after the work `sync`
+/// names, in one batch (see `ovstage_backend_cuda::staging`), and points
+/// each at its copy.
 ///
 /// # Safety
-/// As for [`check`].
-unsafe fn stage(
-    c: &mut Checked,
-    device: u32,
-    extent: (i64, i64),
-    sync: CudaSync,
-    what: impl Display + Copy,
-) -> Result<()> {
-    let len = (extent.1 - extent.0) as usize;
-    let mut host = Vec::new();
-    host.try_reserve_exact(len).map_err(|_| {
-        Error::new(Status::OutOfMemory, format!("{what}: could not allocate {len} bytes to copy the CUDA tensor into"))
+/// As for [`check`], which each tensor passed.
+unsafe fn stage_all(pending: &mut [(&mut Checked, &dyn Display)], sync: CudaSync) -> Result<()> {
+    let extent = |c: &Checked| {
+        let d = c.on_device.as_ref().expect("only tensors on a device are staged");
+        DeviceBytes { device: d.device, src: d.src, len: d.len }
+    };
+    let copies: Vec<DeviceBytes> = pending.iter().map(|(c, _)| extent(c)).collect();
+    // SAFETY: each extent is its tensor's, readable on its device per the
+    // caller, as are `sync`'s handles.
+    let host = unsafe { stage_batch(&copies, sync) }.map_err(|e| {
+        let (what, copy) = (pending[e.copy].1, copies[e.copy]);
+        let status = if e.error.is_out_of_memory() { Status::OutOfMemory } else { Status::InvalidArgument };
+        Error::new(
+            status,
+            format!("{what}: copying {} bytes from CUDA device {} failed: {}", copy.len, copy.device, e.error),
+        )
     })?;
-    let src = (c.first as u64).wrapping_add_signed(extent.0);
-    // The copy fills the buffer, so it is not zeroed first.
-    let spare = &mut host.spare_capacity_mut()[..len];
-    // SAFETY: the extent is the tensor's, readable on its device per the
-    // caller, and `spare` has room for `len` bytes.
-    unsafe { ovstage_backend_cuda::staging::stage(device, src, spare, sync) }.map_err(|e| {
-        let status = if e.is_out_of_memory() { Status::OutOfMemory } else { Status::InvalidArgument };
-        Error::new(status, format!("{what}: copying {len} bytes from CUDA device {device} failed: {e}"))
-    })?;
-    // SAFETY: the copy succeeded, so it wrote all `len` reserved bytes.
-    unsafe { host.set_len(len) };
-    c.first = host.as_ptr().wrapping_offset(-extent.0 as isize);
-    c.staged = Some(host);
+    let host = Arc::new(host);
+    let (offsets, _) = batch_offsets(&copies).expect("the batch was laid out by the same offsets");
+    for ((c, _), offset) in pending.iter_mut().zip(offsets) {
+        let d = c.on_device.take().expect("only tensors on a device are staged");
+        c.first = host.as_ptr().wrapping_add(offset).wrapping_offset(-d.low as isize);
+        c.staged = Some(Staged { copy: host.clone(), offset, len: d.len });
+    }
     Ok(())
 }
 
@@ -504,6 +537,25 @@ pub unsafe fn tensor(
 ) -> Result<Tensor> {
     // SAFETY: forwarded.
     let mut c = unsafe { check(t, sync, what) }?;
+    if c.on_device.is_some() {
+        // SAFETY: forwarded.
+        unsafe { stage_all(&mut [(&mut c, &what)], sync) }?;
+    }
+    // SAFETY: forwarded; staged when on a device.
+    unsafe { finish(c, t, owner, bound, what) }
+}
+
+/// The stage tensor of a checked (and, on a device, staged) tensor.
+///
+/// # Safety
+/// As for [`tensor`]; `c` is `t`'s, and staged when `t` is on a device.
+unsafe fn finish(
+    mut c: Checked,
+    t: &DLTensor,
+    owner: Option<&Arc<Managed>>,
+    bound: &dyn Fn() -> RowBound,
+    what: impl Display + Copy,
+) -> Result<Tensor> {
     if c.strided {
         // SAFETY: forwarded; `check` saw non-NULL strides (of a staged
         // tensor: relative to its host copy, which `c` holds).
@@ -551,6 +603,8 @@ struct RowSpans {
     /// Gathered copies of strided rows (spans point into their heap
     /// buffers, which do not move).
     _gathered: Vec<Vec<u8>>,
+    /// The host copy of the rows that were on a device.
+    _staged: Option<Arc<HostCopy>>,
     _owners: Vec<Arc<Managed>>,
 }
 
@@ -622,11 +676,31 @@ pub unsafe fn tensors(
     sync: CudaSync,
     what: &dyn Display,
 ) -> Result<SmallVec<[Tensor; 1]>> {
-    (0..inputs.len())
-        .map(|i| {
+    let mut checked: SmallVec<[Checked; 1]> = SmallVec::with_capacity(inputs.len());
+    for i in 0..inputs.len() {
+        let (t, _, name) = inputs.get(i, what);
+        // SAFETY: forwarded.
+        checked.push(unsafe { check(t, sync, name) }?);
+    }
+    if checked.iter().any(|c| c.on_device.is_some()) {
+        // Every CUDA tensor of the write in one batch.
+        let names: SmallVec<[Named<'_>; 1]> = (0..inputs.len()).map(|i| inputs.get(i, what).2).collect();
+        let mut pending: Vec<(&mut Checked, &dyn Display)> = checked
+            .iter_mut()
+            .zip(&names)
+            .filter(|(c, _)| c.on_device.is_some())
+            .map(|(c, n)| (c, n as &dyn Display))
+            .collect();
+        // SAFETY: forwarded.
+        unsafe { stage_all(&mut pending, sync) }?;
+    }
+    checked
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
             let (t, owner, name) = inputs.get(i, what);
-            // SAFETY: forwarded.
-            unsafe { tensor(t, owner, bound, sync, name) }
+            // SAFETY: forwarded; staged above when on a device.
+            unsafe { finish(c, t, owner, bound, name) }
         })
         .collect()
 }
@@ -647,6 +721,9 @@ pub unsafe fn array_rows(
     let mut spans = Vec::with_capacity(n);
     let mut gathered: Vec<Vec<u8>> = Vec::new();
     let mut like: Option<LikePrevious<'_>> = None;
+    // Rows on a device (their index and checked descriptor), staged in one
+    // batch once every row is checked; their spans are filled in then.
+    let mut on_device: Vec<(usize, Checked)> = Vec::new();
     for i in 0..n {
         let (t, _, name) = inputs.get(i, what);
         // SAFETY: forwarded.
@@ -657,25 +734,46 @@ pub unsafe fn array_rows(
         }
         // SAFETY: forwarded.
         let mut c = unsafe { check(t, sync, name) }?;
-        if c.strided {
+        rows.push(c.dtype, c.shape()).map_err(|e| Error::new(e.status(), format!("{name}: {}", e.message())))?;
+        if c.on_device.is_some() {
+            spans.push((std::ptr::null(), 0));
+            on_device.push((i, c));
+            like = None;
+        } else if c.strided {
             // SAFETY: forwarded; `check` saw non-NULL strides.
             let copy = unsafe { gather_checked(&mut c, t.strides, RowBound::Any, name) }?;
             spans.push((copy.as_ptr(), copy.len()));
             gathered.push(copy);
-            like = None;
-        } else if let Some(staged) = c.staged.take() {
-            // A CUDA row's host copy (its pointer stays put when moved).
-            spans.push((staged.as_ptr(), staged.len()));
-            gathered.push(staged);
             like = None;
         } else {
             spans.push((c.first, c.bytes));
             // SAFETY: forwarded.
             like = unsafe { LikePrevious::of(t, &c) };
         }
-        rows.push(c.dtype, c.shape()).map_err(|e| Error::new(e.status(), format!("{name}: {}", e.message())))?;
     }
-    rows.over(RowSpans { spans, _gathered: gathered, _owners: owners })
+    let mut staged = None;
+    if !on_device.is_empty() {
+        let names: Vec<Named<'_>> = on_device.iter().map(|(i, _)| inputs.get(*i, what).2).collect();
+        let mut pending: Vec<(&mut Checked, &dyn Display)> =
+            on_device.iter_mut().zip(&names).map(|((_, c), n)| (c, n as &dyn Display)).collect();
+        // SAFETY: forwarded.
+        unsafe { stage_all(&mut pending, sync) }?;
+        for (i, c) in &mut on_device {
+            let (t, _, name) = inputs.get(*i, what);
+            spans[*i] = if c.strided {
+                // SAFETY: forwarded; `check` saw non-NULL strides, now
+                // relative to the row's host copy.
+                let copy = unsafe { gather_checked(c, t.strides, RowBound::Any, name) }?;
+                let span = (copy.as_ptr(), copy.len());
+                gathered.push(copy);
+                span
+            } else {
+                (c.first, c.bytes)
+            };
+            staged = c.staged.as_ref().map(|s| s.copy.clone());
+        }
+    }
+    rows.over(RowSpans { spans, _gathered: gathered, _staged: staged, _owners: owners })
 }
 
 /// A compact tensor that passed [`check`]: a later one with the same

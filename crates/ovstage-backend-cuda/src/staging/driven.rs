@@ -1,11 +1,12 @@
-//! The driver calls of [`super::stage`]: our stream, the capture event and
-//! the copy, per device.
+//! The driver calls of [`super::stage_batch`]: our stream, the capture
+//! event and the copies, per device, into page-locked memory from `pool`.
 
 use std::ffi::c_void;
-use std::mem::MaybeUninit;
 use std::sync::Mutex;
 
-use super::{CudaSync, StageError};
+use super::{BatchError, CudaSync, DeviceBytes, HostCopy, StageError};
+
+pub(crate) mod pool;
 
 type Handle = *mut c_void;
 
@@ -99,57 +100,120 @@ pub(crate) fn primary_context(ordinal: u32) -> Result<Handle, StageError> {
     Ok(devices[slot].as_ref().expect("just made").context)
 }
 
-/// [`super::stage`] with the driver.
+/// [`super::stage_batch`] with the driver.
 ///
 /// # Safety
-/// As for [`super::stage`].
-pub(super) unsafe fn stage(
-    ordinal: u32,
-    src: u64,
-    dst: &mut [MaybeUninit<u8>],
-    sync: CudaSync,
-) -> Result<(), StageError> {
-    crate::probe_device(ordinal).map_err(StageError::NoDevice)?;
+/// As for [`super::stage_batch`].
+pub(super) unsafe fn stage_batch(copies: &[DeviceBytes], sync: CudaSync) -> Result<HostCopy, BatchError> {
+    let Some((offsets, total)) = super::batch_offsets(copies) else {
+        return Err(BatchError { copy: 0, error: StageError::HostMemory { bytes: usize::MAX } });
+    };
+    if copies.is_empty() {
+        return HostCopy::heap(0).ok_or(BatchError { copy: 0, error: StageError::HostMemory { bytes: 0 } });
+    }
+    for (i, c) in copies.iter().enumerate() {
+        crate::probe_device(c.device).map_err(|e| BatchError { copy: i, error: StageError::NoDevice(e) })?;
+    }
     // The calling thread is the client's: whatever context it has current
     // is put back afterwards, on every path.
     let mut previous = std::ptr::null_mut();
     // SAFETY: the driver writes one handle.
-    call("cuCtxGetCurrent", unsafe { cu_ctx_get_current(&mut previous) })?;
+    call("cuCtxGetCurrent", unsafe { cu_ctx_get_current(&mut previous) })
+        .map_err(|error| BatchError { copy: 0, error })?;
     // SAFETY: forwarded.
-    let copied = unsafe { copy(ordinal, src, dst, sync) };
+    let copied = unsafe { copy_batch(copies, &offsets, total, sync) };
     // SAFETY: the context that was current (or none) a moment ago.
     let restored = call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(previous) });
-    copied.and(restored)
+    let host = copied?;
+    restored.map_err(|error| BatchError { copy: 0, error })?;
+    Ok(host)
 }
 
-/// [`stage`] with the device's context current.
+/// [`stage_batch`] once the copies are known to be on devices that are
+/// there: per device (in the order they first appear), its context made
+/// current, `sync` captured, its copies queued, its stream synchronised.
 ///
 /// # Safety
-/// As for [`super::stage`].
-unsafe fn copy(ordinal: u32, src: u64, dst: &mut [MaybeUninit<u8>], sync: CudaSync) -> Result<(), StageError> {
+/// As for [`super::stage_batch`].
+unsafe fn copy_batch(
+    copies: &[DeviceBytes],
+    offsets: &[usize],
+    total: usize,
+    sync: CudaSync,
+) -> Result<HostCopy, BatchError> {
     let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
-    let slot = ordinal as usize;
-    if devices.len() <= slot {
-        devices.resize_with(slot + 1, || None);
+    let mut done = vec![false; copies.len()];
+    let mut host: Option<HostCopy> = None;
+    for first in 0..copies.len() {
+        if done[first] {
+            continue;
+        }
+        let ordinal = copies[first].device;
+        let at = |error| BatchError { copy: first, error };
+        let slot = ordinal as usize;
+        if devices.len() <= slot {
+            devices.resize_with(slot + 1, || None);
+        }
+        if devices[slot].is_none() {
+            devices[slot] = Some(device_state(ordinal).map_err(at)?);
+        }
+        let state = devices[slot].as_ref().expect("just made");
+        // SAFETY: the state's handles are live (never released).
+        call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(state.context) }).map_err(at)?;
+        // Page-locked memory is portable: allocated once, under the first
+        // device's context, for every device's copies.
+        let buffer = match &host {
+            Some(h) => h,
+            None => host.insert(pool::acquire(total).ok_or(at(StageError::HostMemory { bytes: total }))?),
+        };
+        // SAFETY: the state's handles are live; the client's handles and
+        // addresses are the caller's promise; each destination lies within
+        // `buffer` (the offsets are `batch_offsets`', its length `total`).
+        let queued = unsafe {
+            capture(state.stream, state.capture, sync).map_err(at).and_then(|()| {
+                for i in first..copies.len() {
+                    let c = copies[i];
+                    if c.device != ordinal || done[i] {
+                        continue;
+                    }
+                    done[i] = true;
+                    if c.len > 0 {
+                        let dst = buffer.as_ptr().cast_mut().add(offsets[i]).cast::<c_void>();
+                        call("cuMemcpyDtoHAsync_v2", cu_memcpy_dtoh_async(dst, c.src, c.len, state.stream))
+                            .map_err(|error| BatchError { copy: i, error })?;
+                    }
+                }
+                Ok(())
+            })
+        };
+        // SAFETY: our live stream. Drained on every path: a copy queued
+        // before a failure must not land in memory that is freed or reused.
+        let drained = call("cuStreamSynchronize", unsafe { cu_stream_synchronize(state.stream) });
+        if queued.is_err() && drained.is_err() {
+            // The stream cannot be drained: the buffer may still be written.
+            std::mem::forget(host.take());
+        }
+        queued?;
+        drained.map_err(at)?;
     }
-    if devices[slot].is_none() {
-        devices[slot] = Some(device_state(ordinal)?);
-    }
-    let state = devices[slot].as_ref().expect("just made");
-    // SAFETY: the state's handles are live (never released); the client's
-    // handles and addresses are the caller's promise.
+    Ok(host.expect("at least one copy"))
+}
+
+/// Makes `stream` follow the work `sync` names, through `capture`.
+///
+/// # Safety
+/// `stream` and `capture` are live; `sync`'s handles are the client's
+/// promise.
+unsafe fn capture(stream: Handle, capture: Handle, sync: CudaSync) -> Result<(), StageError> {
+    // SAFETY: forwarded.
     unsafe {
-        call("cuCtxSetCurrent", cu_ctx_set_current(state.context))?;
         if sync.stream != 0 {
-            call("cuEventRecord", cu_event_record(state.capture, sync.stream as Handle))?;
-            call("cuStreamWaitEvent", cu_stream_wait_event(state.stream, state.capture, 0))?;
+            call("cuEventRecord", cu_event_record(capture, sync.stream as Handle))?;
+            call("cuStreamWaitEvent", cu_stream_wait_event(stream, capture, 0))?;
         }
         if sync.wait_event != 0 {
-            call("cuStreamWaitEvent", cu_stream_wait_event(state.stream, sync.wait_event as Handle, 0))?;
+            call("cuStreamWaitEvent", cu_stream_wait_event(stream, sync.wait_event as Handle, 0))?;
         }
-        if !dst.is_empty() {
-            call("cuMemcpyDtoHAsync_v2", cu_memcpy_dtoh_async(dst.as_mut_ptr().cast(), src, dst.len(), state.stream))?;
-        }
-        call("cuStreamSynchronize", cu_stream_synchronize(state.stream))
     }
+    Ok(())
 }
