@@ -59,6 +59,8 @@ pub enum StageError {
         /// How many bytes were asked for.
         bytes: usize,
     },
+    /// A kernel of ours could not be launched (the launch's own words).
+    Launch(String),
     /// A driver call failed.
     Failed {
         /// The entry point.
@@ -80,6 +82,7 @@ impl std::fmt::Display for StageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StageError::NoDevice(e) => write!(f, "{e}"),
+            StageError::Launch(e) => write!(f, "a kernel launch failed: {e}"),
             StageError::HostMemory { bytes } => {
                 write!(f, "could not allocate {bytes} bytes of host memory to copy into")
             }

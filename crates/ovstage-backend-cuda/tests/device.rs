@@ -251,3 +251,42 @@ fn a_placed_reads_device_copy_holds_its_parts_and_the_event_follows_the_copies()
     // SAFETY: created above, destroyed once.
     unsafe { cust::sys::cuEventDestroy_v2(event) };
 }
+
+/// A write's CUDA tensors are staged as one batch: few copies each on
+/// their own, runs of small ones packed on the device (several runs when
+/// they span more than the scratch), large ones on their own within a run;
+/// every byte lands at its batch offset in page-locked memory.
+#[test]
+fn a_staged_batch_lands_every_copy_at_its_offset() {
+    use ovstage_backend_cuda::staging::{CudaSync, DeviceBytes, batch_offsets, pinned_pool_stats, stage_batch};
+    let Some(gpu) = gpu("a_staged_batch_lands_every_copy_at_its_offset") else { return };
+    let mut rng = Rng(0x5eed);
+    let source = rng.bytes(48 << 20);
+    let on_device = upload(&source);
+    gpu.synchronize().expect("synchronize");
+    let base = addr(&on_device);
+    // (offset in the source, length) lists: 3 small; 200 small with a zero
+    // length and a 2 MiB one among them; 40 of just under 1 MiB (two runs).
+    let mut cases: Vec<Vec<(usize, usize)>> = vec![vec![(5, 3), (1000, 4096), (7, 1)]];
+    let mut small: Vec<(usize, usize)> = (0..200).map(|i| ((i * 7919) % (1 << 20), 1 + (i * 37) % 3000)).collect();
+    small[17].1 = 0;
+    small[100] = (3 << 20, 2 << 20);
+    cases.push(small);
+    cases.push((0..40).map(|i| (i << 20, (1 << 20) - 1 - i)).collect());
+    for (k, case) in cases.iter().enumerate() {
+        let copies: Vec<DeviceBytes> =
+            case.iter().map(|&(at, len)| DeviceBytes { device: 0, src: base + at as u64, len }).collect();
+        // SAFETY: every range lies in `on_device`, whose upload finished.
+        let host = unsafe { stage_batch(&copies, CudaSync::NONE) }.expect("staged");
+        let (offsets, total) = batch_offsets(&copies).unwrap();
+        assert_eq!(host.len(), total);
+        assert!(host.is_pinned(), "case {k}: staged into the heap");
+        for (i, (&(at, len), off)) in case.iter().zip(offsets).enumerate() {
+            assert!(host.bytes(off, len).unwrap() == &source[at..at + len], "case {k}, copy {i} ({len} bytes)");
+        }
+    }
+    let (given, _) = pinned_pool_stats();
+    // SAFETY: as above.
+    drop(unsafe { stage_batch(&[DeviceBytes { device: 0, src: base, len: 100 }], CudaSync::NONE) }.unwrap());
+    assert_eq!(pinned_pool_stats().0, given, "a block of a size used before is reused");
+}

@@ -222,21 +222,36 @@ fn cuda_descriptor(
     unsafe { ovstage_dlpack::import::tensor(&t, None, &|| RowBound::Any, sync, "tensors") }
 }
 
+/// One payload item: a tensor (or why the enqueue rejects it), or a
+/// DLPack producer's tensor taken over, to be imported with the others.
+enum Item {
+    Tensor(Result<Tensor, Error>),
+    Managed(Arc<Managed>),
+}
+
 /// One payload item as a tensor. `Err(PyErr)` for bad Python arguments;
 /// `Ok(Err)` for payloads the enqueue rejects.
 fn item(py: Python<'_>, obj: &Bound<'_, PyAny>, sync: CudaSync) -> PyResult<Result<Tensor, Error>> {
+    Ok(match classify(py, obj, sync)? {
+        Item::Tensor(t) => t,
+        Item::Managed(m) => managed_tensor(m, sync),
+    })
+}
+
+/// [`item`], a DLPack producer's tensor left to import.
+fn classify(py: Python<'_>, obj: &Bound<'_, PyAny>, sync: CudaSync) -> PyResult<Item> {
     if let Ok(arr) = obj.cast::<PyUntypedArray>() {
         if let Err(e) = ovstage_dlpack::import::refuse_host_sync(sync, "tensors") {
-            return Ok(Err(e));
+            return Ok(Item::Tensor(Err(e)));
         }
         return match from_array(py, arr.clone()) {
-            Ok(t) => Ok(Ok(t)),
+            Ok(t) => Ok(Item::Tensor(Ok(t))),
             Err(e) if e.is_instance_of::<PyValueError>(py) || e.is_instance_of::<PyTypeError>(py) => Err(e),
-            Err(e) => Ok(Err(Error::invalid_argument(e.to_string()))),
+            Err(e) => Ok(Item::Tensor(Err(Error::invalid_argument(e.to_string())))),
         };
     }
     if obj.hasattr("_ovstage_dltensor")? {
-        return Ok(from_dltensor(obj, sync));
+        return Ok(Item::Tensor(from_dltensor(obj, sync)));
     }
     if obj.hasattr("__dlpack__")? {
         // The DLPack protocol: a consumer names the stream it will use, and
@@ -251,20 +266,16 @@ fn item(py: Python<'_>, obj: &Bound<'_, PyAny>, sync: CudaSync) -> PyResult<Resu
                     == Some(i64::from(ovstage_dlpack::device::CUDA)))
         };
         let stream = if sync.stream != 0 && on_cuda()? { Some(sync.stream.into_pyobject(py)?) } else { None };
-        let managed = capsule::ingest(obj, stream.as_ref().map(|s| s.as_any()))?;
-        return Ok(managed_tensor(managed, sync));
+        return Ok(Item::Managed(capsule::ingest(obj, stream.as_ref().map(|s| s.as_any()))?));
     }
     if let Err(e) = ovstage_dlpack::import::refuse_host_sync(sync, "tensors") {
-        return Ok(Err(e));
+        return Ok(Item::Tensor(Err(e)));
     }
     let arr = ASCONTIGUOUS.import(py, "numpy", "ascontiguousarray")?.call1((obj,))?;
     if !arr.is_instance_of::<PyUntypedArray>() {
         return Err(PyTypeError::new_err(format!("tensors items must be arrays, got {}", type_name(obj))));
     }
-    match from_numpy(py, &arr) {
-        Ok(t) => Ok(Ok(t)),
-        Err(e) => Err(e),
-    }
+    from_numpy(py, &arr).map(|t| Item::Tensor(Ok(t)))
 }
 
 /// A managed (DLPack producer's) tensor as a stage tensor, zero-copy when
@@ -273,11 +284,18 @@ fn item(py: Python<'_>, obj: &Bound<'_, PyAny>, sync: CudaSync) -> PyResult<Resu
 /// `__dlpack__()` asked without a stream makes the producer's work visible
 /// there (the DLPack protocol), so the copy sees it.
 pub(crate) fn managed_tensor(managed: Arc<Managed>, sync: CudaSync) -> Result<Tensor, Error> {
-    let cuda = managed.tensor().device.device_type.0 == ovstage_dlpack::device::CUDA;
-    let sync = if cuda && sync.stream == 0 { CudaSync { stream: CudaSync::LEGACY_STREAM, ..sync } } else { sync };
+    let sync = producer_sync(std::slice::from_ref(&managed), sync);
     // SAFETY: the managed tensor is valid while `managed` lives; the stage
     // tensor holds a clone of it.
     unsafe { ovstage_dlpack::import::tensor(managed.tensor(), Some(&managed), &|| RowBound::Any, sync, "tensors") }
+}
+
+/// The sync DLPack producers' CUDA tensors are copied after: `sync`, or
+/// the legacy default stream when it names no stream (see
+/// [`managed_tensor`]).
+fn producer_sync(managed: &[Arc<Managed>], sync: CudaSync) -> CudaSync {
+    let cuda = managed.iter().any(|m| m.tensor().device.device_type.0 == ovstage_dlpack::device::CUDA);
+    if cuda && sync.stream == 0 { CudaSync { stream: CudaSync::LEGACY_STREAM, ..sync } } else { sync }
 }
 
 /// The `tensors=` argument as a list of tensors (one inline: the usual
@@ -296,12 +314,31 @@ pub(crate) fn tensors(
     if list.is_empty() {
         return Err(PyValueError::new_err("tensors must not be empty"));
     }
-    let mut out = SmallVec::with_capacity(list.len());
-    for x in &list {
-        match item(py, x, sync)? {
-            Ok(t) => out.push(t),
+    // DLPack producers' tensors are imported together, so that CUDA ones
+    // are staged as one batch (one capture, one synchronisation).
+    let mut out: SmallVec<[Option<Tensor>; 1]> = SmallVec::with_capacity(list.len());
+    let mut managed: Vec<(usize, Arc<Managed>)> = Vec::new();
+    for (i, x) in list.iter().enumerate() {
+        match classify(py, x, sync)? {
+            Item::Tensor(Ok(t)) => out.push(Some(t)),
+            Item::Tensor(Err(e)) => return Ok(Err(e)),
+            Item::Managed(m) => {
+                out.push(None);
+                managed.push((i, m));
+            }
+        }
+    }
+    if !managed.is_empty() {
+        let owners: Vec<Arc<Managed>> = managed.iter().map(|(_, m)| m.clone()).collect();
+        let sync = producer_sync(&owners, sync);
+        let inputs = ovstage_dlpack::import::Inputs::Managed(&owners);
+        // SAFETY: the managed tensors are valid while `owners` live; each
+        // stage tensor holds a clone of its own.
+        let imported = unsafe { ovstage_dlpack::import::tensors(inputs, &|| RowBound::Any, sync, &"tensors") };
+        match imported {
+            Ok(ts) => managed.iter().zip(ts).for_each(|((i, _), t)| out[*i] = Some(t)),
             Err(e) => return Ok(Err(e)),
         }
     }
-    Ok(Ok(out))
+    Ok(Ok(out.into_iter().map(|t| t.expect("every item imported")).collect()))
 }

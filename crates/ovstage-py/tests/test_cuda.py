@@ -204,3 +204,25 @@ def test_descriptor_devices_are_judged_as_in_c(fake_driver, tmp_path):
     managed, opencl = out.strip().splitlines()
     assert managed.startswith("INVALID_ARGUMENT |") and "no usable CUDA driver" in managed, managed
     assert opencl.startswith("NOT_SUPPORTED |") and "device type 4 is not supported" in opencl, opencl
+
+
+def test_a_list_of_cuda_rows_is_staged_as_one_batch(fake_driver):
+    run_child(fake_driver, '''
+        pl = paths.create_path_list_from_strings([f"/R{i}" for i in range(12)])
+        q12 = stage.query_from_path_list(pl)
+        rows = [CudaProducer(np.arange(i + 1, dtype=np.float32)) for i in range(12)]
+        before = len(log())
+        stage.write_attribute(q12, "rows", 1, rows, is_array=True, cuda_stream=0x1234).wait()
+        got = log()[before:]
+        # One capture and one synchronisation for the twelve copies.
+        assert got.count("record ") == 1 and got.count("copy ") == 12, got
+        assert got.count("sync ") - got.count("event sync") == 1, got
+        assert all(r.streams == [0x1234] for r in rows)
+        stage.advance_write_floor(1).wait()
+        tok = paths.intern_token("rows")
+        with stage.read_attributes(q12, [tok], ov.OrdinalRange.latest(1)) as r:
+            for g in r.wait().groups():
+                with g:
+                    got = {g.prim_index(i): np.array(g.array(i)).tolist() for i in range(g.tensor_count)}
+        assert got == {i: list(range(i + 1)) for i in range(12)}, got
+    ''')

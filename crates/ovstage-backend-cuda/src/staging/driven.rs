@@ -31,6 +31,12 @@ unsafe extern "C" {
     fn cu_memcpy_dtoh_async(dst: *mut c_void, src: u64, bytes: usize, stream: Handle) -> u32;
     #[link_name = "cuStreamSynchronize"]
     fn cu_stream_synchronize(stream: Handle) -> u32;
+    #[link_name = "cuMemAlloc_v2"]
+    fn cu_mem_alloc(dptr: *mut u64, bytes: usize) -> u32;
+    #[link_name = "cuMemFree_v2"]
+    fn cu_mem_free(dptr: u64) -> u32;
+    #[link_name = "cuMemcpyHtoDAsync_v2"]
+    fn cu_memcpy_htod_async(dst: u64, src: *const c_void, bytes: usize, stream: Handle) -> u32;
 }
 
 /// `CU_STREAM_NON_BLOCKING`: our stream does not order with the legacy
@@ -50,7 +56,36 @@ struct DeviceState {
     context: Handle,
     stream: Handle,
     capture: Handle,
+    /// Packs runs of small copies on the device (made the first time a
+    /// batch has one).
+    packer: Packer,
 }
+
+/// The `copy_ranges` kernel and its scratch memory, for packing runs of
+/// small copies into one device-to-host copy.
+enum Packer {
+    /// Not needed yet.
+    Untried,
+    /// The kernels could not be loaded here (a fake driver, say): every
+    /// copy is a copy of its own.
+    Unavailable,
+    Ready {
+        gpu: crate::gpu::Gpu,
+        /// Device scratch: a run's table (sources, lengths, offsets), then
+        /// its packed bytes; `capacity` bytes, 0 before the first run.
+        scratch: u64,
+        capacity: usize,
+    },
+}
+
+/// A run of at least this many consecutive small copies is packed on the
+/// device and brought back in one copy (each copy of its own costs a few
+/// microseconds of driver time).
+const PACK_MIN_RUN: usize = 8;
+/// A copy of at least this many bytes is a copy of its own.
+const PACK_MAX_COPY: usize = 1 << 20;
+/// A packed run's bytes at most (the scratch memory kept per device).
+const PACK_MAX_BYTES: usize = 32 << 20;
 
 // SAFETY: the handles are driver objects, usable from any thread once the
 // context is made current there (which `stage` does); the mutex around each
@@ -73,7 +108,7 @@ fn device_state(ordinal: u32) -> Result<DeviceState, StageError> {
     call("cuStreamCreate", unsafe { cu_stream_create(&mut stream, STREAM_NON_BLOCKING) })?;
     // SAFETY: as above.
     call("cuEventCreate", unsafe { cu_event_create(&mut capture, EVENT_DISABLE_TIMING) })?;
-    Ok(DeviceState { context, stream, capture })
+    Ok(DeviceState { context, stream, capture, packer: Packer::Untried })
 }
 
 /// Device `ordinal`'s primary context (retained once per process, with
@@ -142,6 +177,7 @@ unsafe fn copy_batch(
     sync: CudaSync,
 ) -> Result<HostCopy, BatchError> {
     let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
+    let one_device = copies.iter().all(|c| c.device == copies[0].device);
     let mut done = vec![false; copies.len()];
     let mut host: Option<HostCopy> = None;
     for first in 0..copies.len() {
@@ -157,7 +193,7 @@ unsafe fn copy_batch(
         if devices[slot].is_none() {
             devices[slot] = Some(device_state(ordinal).map_err(at)?);
         }
-        let state = devices[slot].as_ref().expect("just made");
+        let state = devices[slot].as_mut().expect("just made");
         // SAFETY: the state's handles are live (never released).
         call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(state.context) }).map_err(at)?;
         // Page-locked memory is portable: allocated once, under the first
@@ -166,29 +202,67 @@ unsafe fn copy_batch(
             Some(h) => h,
             None => host.insert(pool::acquire(total).ok_or(at(StageError::HostMemory { bytes: total }))?),
         };
+        let mine: Vec<usize> = (first..copies.len()).filter(|&i| copies[i].device == ordinal && !done[i]).collect();
+        // Runs of small copies are packed where the copies are all on one
+        // device (a run's bytes are then one range of the host buffer).
+        let packing = one_device && runs(copies, &mine).any(|r| r.len() >= PACK_MIN_RUN);
+        if packing && matches!(state.packer, Packer::Untried) {
+            state.packer = match crate::gpu::Gpu::new(ordinal) {
+                Ok(gpu) => Packer::Ready { gpu, scratch: 0, capacity: 0 },
+                Err(_) => Packer::Unavailable,
+            };
+        }
+        let packer = match &mut state.packer {
+            Packer::Ready { gpu, scratch, capacity } if packing => Some((gpu, scratch, capacity)),
+            _ => None,
+        };
+        // The packing work goes on the kernels' stream, the rest on ours.
+        let stream = match &packer {
+            Some((gpu, ..)) => gpu.stream().as_inner().cast::<c_void>(),
+            None => state.stream,
+        };
+        let mut tables = Vec::new();
         // SAFETY: the state's handles are live; the client's handles and
         // addresses are the caller's promise; each destination lies within
         // `buffer` (the offsets are `batch_offsets`', its length `total`).
         let queued = unsafe {
-            capture(state.stream, state.capture, sync).map_err(at).and_then(|()| {
-                for i in first..copies.len() {
+            capture(stream, state.capture, sync).map_err(at).and_then(|()| {
+                let dst = |i: usize| buffer.as_ptr().cast_mut().add(offsets[i]).cast::<c_void>();
+                let direct = |i: usize| {
                     let c = copies[i];
-                    if c.device != ordinal || done[i] {
-                        continue;
+                    match c.len {
+                        0 => Ok(()),
+                        len => call("cuMemcpyDtoHAsync_v2", cu_memcpy_dtoh_async(dst(i), c.src, len, stream))
+                            .map_err(|error| BatchError { copy: i, error }),
                     }
-                    done[i] = true;
-                    if c.len > 0 {
-                        let dst = buffer.as_ptr().cast_mut().add(offsets[i]).cast::<c_void>();
-                        call("cuMemcpyDtoHAsync_v2", cu_memcpy_dtoh_async(dst, c.src, c.len, state.stream))
-                            .map_err(|error| BatchError { copy: i, error })?;
+                };
+                match packer {
+                    Some((gpu, scratch, capacity)) => {
+                        for run in runs(copies, &mine) {
+                            if run.len() < PACK_MIN_RUN {
+                                run.iter().try_for_each(|&i| direct(i))?;
+                                continue;
+                            }
+                            let base = offsets[run[0]];
+                            let end = offsets[run[run.len() - 1]] + copies[run[run.len() - 1]].len;
+                            let packed = pack(gpu, scratch, capacity, copies, offsets, run, &mut tables)
+                                .map_err(|error| BatchError { copy: run[0], error })?;
+                            call("cuMemcpyDtoHAsync_v2", cu_memcpy_dtoh_async(dst(run[0]), packed, end - base, stream))
+                                .map_err(|error| BatchError { copy: run[0], error })?;
+                        }
                     }
+                    None => mine.iter().try_for_each(|&i| direct(i))?,
                 }
                 Ok(())
             })
         };
-        // SAFETY: our live stream. Drained on every path: a copy queued
+        for &i in &mine {
+            done[i] = true;
+        }
+        // SAFETY: a live stream. Drained on every path: a copy queued
         // before a failure must not land in memory that is freed or reused.
-        let drained = call("cuStreamSynchronize", unsafe { cu_stream_synchronize(state.stream) });
+        let drained = call("cuStreamSynchronize", unsafe { cu_stream_synchronize(stream) });
+        drop(tables);
         if queued.is_err() && drained.is_err() {
             // The stream cannot be drained: the buffer may still be written.
             std::mem::forget(host.take());
@@ -197,6 +271,88 @@ unsafe fn copy_batch(
         drained.map_err(at)?;
     }
     Ok(host.expect("at least one copy"))
+}
+
+/// The runs of `mine` (indices into `copies`, in order) that packing
+/// considers: consecutive copies under [`PACK_MAX_COPY`] bytes whose bytes
+/// span at most [`PACK_MAX_BYTES`]; a larger copy is a run of its own.
+fn runs<'a>(copies: &'a [DeviceBytes], mine: &'a [usize]) -> impl Iterator<Item = &'a [usize]> + 'a {
+    let mut rest = mine;
+    std::iter::from_fn(move || {
+        let (&first, _) = rest.split_first()?;
+        let mut n = 1;
+        if copies[first].len < PACK_MAX_COPY {
+            let mut bytes = copies[first].len;
+            while let Some(&i) = rest.get(n) {
+                bytes += copies[i].len + super::BATCH_ALIGN;
+                if copies[i].len >= PACK_MAX_COPY || bytes > PACK_MAX_BYTES {
+                    break;
+                }
+                n += 1;
+            }
+        }
+        let (run, tail) = rest.split_at(n);
+        rest = tail;
+        Some(run)
+    })
+}
+
+/// Queues the packing of `run` on the kernels' stream: its table uploaded
+/// to the scratch memory (grown when short), then `copy_ranges` packing the
+/// run's bytes after it at their batch offsets relative to the run's first;
+/// returns where the packed bytes start. `tables` keeps the uploaded host
+/// tables until the stream is drained.
+///
+/// # Safety
+/// The run's sources are readable on the device; the gpu's context is
+/// current; the scratch memory is only used on the gpu's stream.
+unsafe fn pack(
+    gpu: &crate::gpu::Gpu,
+    scratch: &mut u64,
+    capacity: &mut usize,
+    copies: &[DeviceBytes],
+    offsets: &[usize],
+    run: &[usize],
+    tables: &mut Vec<Vec<u64>>,
+) -> Result<u64, StageError> {
+    let n = run.len();
+    let base = offsets[run[0]];
+    let bytes = offsets[run[n - 1]] + copies[run[n - 1]].len - base;
+    let table_bytes = (3 * n * 8).next_multiple_of(256);
+    let needed = table_bytes + bytes;
+    let stream = gpu.stream().as_inner().cast::<c_void>();
+    if needed > *capacity {
+        let grown = needed.max(*capacity * 2).max(1 << 20);
+        if *scratch != 0 {
+            // Earlier runs on the stream may still read it.
+            // SAFETY: our stream; the scratch came from `cuMemAlloc`.
+            unsafe {
+                call("cuStreamSynchronize", cu_stream_synchronize(stream))?;
+                cu_mem_free(*scratch);
+            }
+            (*scratch, *capacity) = (0, 0);
+        }
+        let mut fresh = 0;
+        // SAFETY: the driver writes one address.
+        call("cuMemAlloc_v2", unsafe { cu_mem_alloc(&mut fresh, grown) })?;
+        (*scratch, *capacity) = (fresh, grown);
+    }
+    let mut table = Vec::with_capacity(3 * n);
+    table.extend(run.iter().map(|&i| copies[i].src));
+    table.extend(run.iter().map(|&i| copies[i].len as u64));
+    table.extend(run.iter().map(|&i| (offsets[i] - base) as u64));
+    let packed = *scratch + table_bytes as u64;
+    // SAFETY: the table fits the scratch's head; `tables` keeps it alive
+    // until the stream is drained; the run's bytes fit after it; the
+    // sources are the caller's promise.
+    unsafe {
+        call("cuMemcpyHtoDAsync_v2", cu_memcpy_htod_async(*scratch, table.as_ptr().cast(), table.len() * 8, stream))?;
+        let (srcs, lens, offs) = (*scratch, *scratch + 8 * n as u64, *scratch + 16 * n as u64);
+        gpu.copy_ranges(packed, srcs, lens, offs, n as u32)
+            .map_err(|e| StageError::Launch(format!("copy_ranges: {e}")))?;
+    }
+    tables.push(table);
+    Ok(packed)
 }
 
 /// Makes `stream` follow the work `sync` names, through `capture`.

@@ -4,8 +4,10 @@
 //! (portable: usable with every context) the first time a size is needed
 //! and kept, when released, while the pool holds at most its budget:
 //! `OVSTAGE_PINNED_POOL_MB` (default 256; 0 turns page-locked staging off).
-//! A batch larger than the budget, or one the driver gives no page-locked
-//! memory for, is staged into the heap instead.
+//! A batch larger than the budget, one that would take the blocks in use
+//! (by writes not yet run) past four budgets, or one the driver gives no
+//! page-locked memory for, is staged into the heap instead: page-locked
+//! memory is taken from the whole machine.
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -41,6 +43,8 @@ static FREE: Mutex<Free> = Mutex::new(Free { blocks: Vec::new(), bytes: 0 });
 static CONTEXT: AtomicUsize = AtomicUsize::new(0);
 /// Blocks the driver gave, ever (for tests and figures).
 static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
+/// Bytes of the blocks handed out and not yet released.
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
 
 fn budget() -> usize {
     static BUDGET: OnceLock<usize> = OnceLock::new();
@@ -67,11 +71,15 @@ pub(crate) fn acquire(len: usize) -> Option<HostCopy> {
         return HostCopy::heap(0);
     }
     let Some(size) = block_for(len) else { return HostCopy::heap(len) };
+    if IN_USE.load(Ordering::Relaxed).saturating_add(size) > budget().saturating_mul(4) {
+        return HostCopy::heap(len);
+    }
     {
         let mut free = FREE.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(i) = free.blocks.iter().position(|b| b.1 == size) {
             let (ptr, size) = free.blocks.swap_remove(i);
             free.bytes -= size;
+            IN_USE.fetch_add(size, Ordering::Relaxed);
             return Some(HostCopy::pinned(ptr as *mut u8, len, size));
         }
     }
@@ -88,12 +96,14 @@ pub(crate) fn acquire(len: usize) -> Option<HostCopy> {
         }
     }
     ALLOCATED.fetch_add(1, Ordering::Relaxed);
+    IN_USE.fetch_add(size, Ordering::Relaxed);
     Some(HostCopy::pinned(ptr.cast(), len, size))
 }
 
 /// Takes a block back: kept while the pool is within its budget, else
 /// given back to the driver.
 pub(crate) fn release(ptr: *mut u8, size: usize) {
+    IN_USE.fetch_sub(size, Ordering::Relaxed);
     {
         let mut free = FREE.lock().unwrap_or_else(|p| p.into_inner());
         if free.bytes + size <= budget() {
