@@ -82,7 +82,9 @@ if [ -n "$py" ] && "$py" -c "import torch, numpy" > /dev/null 2>&1; then
     # names a folder holding the published package's `ovstage`, on it.
     step hierarchy-ours 120 env PYTHONPATH="$site" "$py" "$here/hierarchy-probe.py"
     if [ -n "${OVSTAGE_REFERENCE_PY:-}" ]; then
-        step hierarchy-reference 120 env PYTHONPATH="$OVSTAGE_REFERENCE_PY" "$py" "$here/hierarchy-probe.py"
+        step hierarchy-reference 120 env PYTHONPATH="$OVSTAGE_REFERENCE_PY" \
+            LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}${OVSTAGE_REFERENCE_LD_PATH:-}" \
+            "$py" "$here/hierarchy-probe.py"
         if diff "$out/hierarchy-reference.log" "$out/hierarchy-ours.log" > "$out/hierarchy-diff.log"; then
             echo "hierarchy models: ours prints what the reference prints"
         else
