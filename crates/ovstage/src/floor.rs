@@ -201,7 +201,7 @@ impl StageInner {
                 if covers_world && owner.xform_dirty.load(Ordering::Acquire) {
                     // A failure (memory) leaves the world matrices as they
                     // were; the floor still moves.
-                    let _ = owner.compute_world(ordinal, ordinal);
+                    let _ = owner.compute_world(ordinal, ordinal, crate::xform::Rule::Cpu);
                 }
                 owner.commit_advance(ordinal, &raise);
                 Ok(())

@@ -17,7 +17,7 @@
 //! matrices while a transform input changed since the last computation
 //! (recorded at the advance's ordinal, before the floor moves).
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
@@ -28,7 +28,6 @@ use crate::mutation::{Ctx, Payload, Reach, RowsOf, Targets};
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
 use crate::store::backend::StorageBackend;
-use crate::store::column::Column;
 
 /// The stored local matrices.
 pub(crate) const LOCAL: &str = "omni:fabric:localMatrix";
@@ -43,6 +42,8 @@ const CALL: &str = "compute_hierarchy";
 const MATRIX: Storage = Storage { dtype: DType::F64.with_lanes(16), kind: ValueKind::Fixed };
 
 type Matrix = [f64; 16];
+
+const IDENTITY: Matrix = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1.];
 
 fn matrix(bytes: &[u8]) -> Option<Matrix> {
     if bytes.len() != 128 {
@@ -135,9 +136,8 @@ impl Stage {
         output_ordinal: impl Into<Ordinal>,
     ) -> Result<OpId> {
         match model {
-            ComputationModel::CpuIncremental | ComputationModel::GpuOnHost => {
-                self.compute_hierarchy(input_ordinal, output_ordinal)
-            }
+            ComputationModel::CpuIncremental => self.compute_hierarchy(input_ordinal, output_ordinal),
+            ComputationModel::GpuOnHost => self.compute_by(Rule::Gpu, input_ordinal.into(), output_ordinal.into()),
             ComputationModel::GpuWithoutDevice(reason) => {
                 let err = Error::not_supported(format!(
                     "{CALL}: the GPU hierarchy computation models need a CUDA device, and this process has none ({reason})"
@@ -158,8 +158,12 @@ impl Stage {
         input_ordinal: impl Into<Ordinal>,
         output_ordinal: impl Into<Ordinal>,
     ) -> Result<OpId> {
+        self.compute_by(Rule::Cpu, input_ordinal.into(), output_ordinal.into())
+    }
+
+    fn compute_by(&self, rule: Rule, input_ordinal: Ordinal, output_ordinal: Ordinal) -> Result<OpId> {
         let inner = &self.inner;
-        let (input, output) = (input_ordinal.into().get(), output_ordinal.into().get());
+        let (input, output) = (input_ordinal.get(), output_ordinal.get());
         let local = inner.family(inner.paths.intern_token(LOCAL)?)?;
         let world = inner.family(inner.paths.intern_token(WORLD)?)?;
         let spec = OpSpec::new(Order::Barrier { ordinal: output, cells: Cells::keys([local.id, world.id]) })
@@ -168,7 +172,7 @@ impl Stage {
         let owner = inner.clone();
         inner.submit_mutation(&spec, Reach::Families(&[(&world, &targets)]), output, CALL, move |ticket| -> Job {
             Box::new(move || {
-                let result = owner.compute_world(input, output);
+                let result = owner.compute_world(input, output, rule);
                 drop(ticket);
                 result.map(|_| ()).map_err(Failure::from)
             })
@@ -176,71 +180,153 @@ impl Stage {
     }
 }
 
+/// How world matrices are computed: the CPU model's rule or the GPU
+/// models' (as the published library computes them on a GPU: a top-level
+/// prim's world matrix is its local one, and every computed row is
+/// recorded, changed or not).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Rule {
+    Cpu,
+    Gpu,
+}
+
 impl StageInner {
-    /// Recomputes the world matrices from the inputs as of `input` and
-    /// publishes the rows that change at `output`; how many changed.
-    pub(crate) fn compute_world(&self, input: u64, output: u64) -> Result<usize> {
+    /// Recomputes the world matrices from the inputs as of `input` under
+    /// `rule` and publishes the rows it records at `output`; how many.
+    pub(crate) fn compute_world(&self, input: u64, output: u64, rule: Rule) -> Result<usize> {
         // Whatever changes from here on is seen by the next computation.
         self.xform_dirty.store(false, Ordering::Release);
         let family = |name: &str| self.paths.lookup_token(name).and_then(|t| self.existing_family(t));
         let (Some(local_f), Some(world_f)) = (family(LOCAL), family(WORLD)) else { return Ok(0) };
         let column = |f: &Family| f.columns().into_iter().find(|c| c.storage == MATRIX);
         let (Some(local_c), Some(world_c)) = (column(&local_f), column(&world_f)) else { return Ok(0) };
-        // The prims carrying a world matrix, parents first (a parent's path
-        // is shorter), with their parents.
-        let mut prims: Vec<(PrimPath, Option<PrimPath>, usize)> = {
+        // The live prims carrying a world matrix, parents first (by depth),
+        // with their parents, and the ancestors of those whose parent
+        // carries none (with their own parents).
+        let (prims, parents, ancestry) = {
             let table = lock(&self.prims);
             let world = world_c.lock();
-            table
-                .live_prims()
-                .filter(|p| world.row_of(*p).is_some())
-                .map(|p| {
-                    let depth = self.paths.path_text(p).map(|t| t.matches('/').count()).unwrap_or(0);
-                    (p, table.parent(p), depth)
-                })
+            // Bucketed by depth (a counting sort: depths are few).
+            let mut by_depth: Vec<Vec<PrimPath>> = Vec::new();
+            for p in (0..world.nrows()).map(|r| world.prim_of(r)).filter(|p| table.is_live(*p)) {
+                let depth = std::iter::successors(table.parent(p), |q| table.parent(*q)).count();
+                if by_depth.len() <= depth {
+                    by_depth.resize_with(depth + 1, Vec::new);
+                }
+                by_depth[depth].push(p);
+            }
+            let prims: Vec<PrimPath> = by_depth.concat();
+            let parents: Vec<Option<PrimPath>> = prims.iter().map(|p| table.parent(*p)).collect();
+            let mut ancestry: HashMap<PrimPath, Option<PrimPath>> = HashMap::new();
+            for q in parents.iter().flatten().filter(|q| world.row_of(**q).is_none()) {
+                let mut at = Some(*q);
+                while let Some(a) = at.filter(|a| !ancestry.contains_key(a)) {
+                    at = table.parent(a);
+                    ancestry.insert(a, at);
+                }
+            }
+            (prims, parents, ancestry)
+        };
+        // Where each prim sits in `prims`, by prim index.
+        let mut slot_of = vec![u32::MAX; prims.iter().map(|p| p.get() as usize).max().unwrap_or(0) + 1];
+        for (i, p) in prims.iter().enumerate() {
+            slot_of[p.get() as usize] = i as u32;
+        }
+        // Both columns read once, every row in one walk of their versions,
+        // and held while the rows are computed (the op is ordered with
+        // every mutation of both; nothing else holds both).
+        let world_g = world_c.lock();
+        let local_g = local_c.lock();
+        // Every row of each column, asked in row order (the lookup sorts
+        // what it is asked: sorted already, that costs one pass).
+        let all_worlds = world_g.cells_as_of(&(0..world_g.nrows()).collect::<Vec<u32>>(), output);
+        let all_locals = local_g.cells_as_of(&(0..local_g.nrows()).collect::<Vec<u32>>(), input);
+        let worlds: Vec<Option<&[u8]>> = prims
+            .iter()
+            .map(|p| all_worlds[world_g.row_of(*p).expect("a prim of the world column") as usize])
+            .collect();
+        let locals: Vec<Option<&[u8]>> =
+            prims.iter().map(|p| local_g.row_of(*p).and_then(|r| all_locals[r as usize])).collect();
+        let ancestor_locals: HashMap<PrimPath, Matrix> = {
+            let ancestors: Vec<PrimPath> = ancestry.keys().copied().collect();
+            let (rows, at): (Vec<u32>, Vec<usize>) =
+                ancestors.iter().enumerate().filter_map(|(i, p)| Some((local_g.row_of(*p)?, i))).unzip();
+            local_g
+                .cells_as_of(&rows, input)
+                .into_iter()
+                .zip(at)
+                .filter_map(|(cell, i)| Some((ancestors[i], cell.and_then(matrix)?)))
                 .collect()
         };
-        prims.sort_by_key(|(_, _, depth)| *depth);
-        let value_at = |c: &Arc<Column>, p: PrimPath, at: u64| {
-            let g = c.lock();
-            g.row_of(p).and_then(|r| g.row_at(r, at)).and_then(|b| matrix(&b))
+        // A prim's local matrices composed up to the top (identity where a
+        // prim has none): what the published library uses for a parent that
+        // carries no world matrix.
+        let mut chains: HashMap<PrimPath, Matrix> = HashMap::new();
+        let mut chain = |q: PrimPath| -> Matrix {
+            let mut path = Vec::new();
+            let mut at = Some(q);
+            let mut below = IDENTITY;
+            while let Some(a) = at {
+                if let Some(m) = chains.get(&a) {
+                    below = *m;
+                    break;
+                }
+                path.push(a);
+                at = ancestry.get(&a).copied().flatten();
+            }
+            for a in path.into_iter().rev() {
+                below = ancestor_locals.get(&a).map_or(below, |l| multiply(l, &below));
+                chains.insert(a, below);
+            }
+            below
         };
-        let mut worlds: std::collections::HashMap<PrimPath, Matrix> = std::collections::HashMap::new();
-        let mut changed: Vec<(PrimPath, Matrix)> = Vec::new();
-        for (p, parent, _) in &prims {
-            let current = value_at(&world_c, *p, output);
-            let computed = match (parent, value_at(&local_c, *p, input)) {
-                (Some(parent), Some(local)) => {
-                    let parent_world = worlds.get(parent).copied().or_else(|| value_at(&world_c, *parent, output));
-                    parent_world.map(|pw| multiply(&local, &pw))
-                }
-                _ => None,
+        // The recorded rows, packed as they will be published, and where
+        // each prim's recorded row is (u32::MAX: none; its world matrix is
+        // the stored one).
+        let mut recorded: Vec<PrimPath> = Vec::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut at_out = vec![u32::MAX; prims.len()];
+        let world_of = |j: usize, bytes: &[u8], at_out: &[u32]| match at_out[j] {
+            u32::MAX => worlds[j].and_then(matrix),
+            k => matrix(&bytes[k as usize * 128..(k as usize + 1) * 128]),
+        };
+        for i in 0..prims.len() {
+            let Some(local) = locals[i].and_then(matrix) else { continue };
+            let parent_world = match parents[i] {
+                None => None,
+                Some(q) => match slot_of.get(q.get() as usize).filter(|j| **j != u32::MAX) {
+                    Some(&j) => world_of(j as usize, &bytes, &at_out),
+                    None => Some(chain(q)),
+                },
             };
-            match computed {
-                Some(m) => {
-                    if current != Some(m) {
-                        changed.push((*p, m));
-                    }
-                    worlds.insert(*p, m);
+            let computed = match rule {
+                // A top-level prim keeps the world matrix written to it.
+                Rule::Cpu => parent_world.map(|pw| multiply(&local, &pw)),
+                Rule::Gpu => Some(parent_world.map_or(local, |pw| multiply(&local, &pw))),
+            };
+            let Some(m) = computed else { continue };
+            if rule == Rule::Gpu || worlds[i].and_then(matrix) != Some(m) {
+                if bytes.is_empty() {
+                    bytes.reserve((prims.len() - i) * 128);
                 }
-                None => {
-                    if let Some(m) = current {
-                        worlds.insert(*p, m);
-                    }
+                at_out[i] = recorded.len() as u32;
+                recorded.push(prims[i]);
+                for v in m {
+                    bytes.extend_from_slice(&v.to_le_bytes());
                 }
             }
         }
-        if changed.is_empty() {
+        drop((local_g, world_g));
+        if recorded.is_empty() {
             return Ok(0);
         }
         let ctx = Ctx { call: CALL, attribute: &world_f.name_text, ordinal: output };
-        let bytes: Vec<u8> = changed.iter().flat_map(|(_, m)| m.iter().flat_map(|v| v.to_le_bytes())).collect();
         let data = world_c.memory.upload(&bytes).map_err(|e| ctx.err(Status::OutOfMemory, e))?;
-        let rows = world_c.lock().assign_rows(changed.iter().map(|(p, _)| *p));
+        let rows = world_c.lock().assign_rows(recorded.iter().copied());
         self.commit(&world_f, &world_c, RowsOf::Assigned(rows), Payload::Values { data, offsets: None }, None, &ctx)?;
         // Its own output is no new input.
         self.xform_dirty.store(false, Ordering::Release);
-        Ok(changed.len())
+        Ok(recorded.len())
     }
 
     /// Notes that a transform input or the world matrices changed.

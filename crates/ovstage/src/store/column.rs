@@ -555,6 +555,15 @@ impl ColumnGuard<'_> {
         None
     }
 
+    /// Each of `rows`' bytes as of `at` (`None` where not live there),
+    /// found in one walk of the versions (see [`Self::cells_at`]).
+    pub(crate) fn cells_as_of(&self, rows: &[u32], at: u64) -> Vec<Option<&[u8]>> {
+        match self.newest_at(at) {
+            Some(idx) => self.cells_at(rows, idx),
+            None => vec![None; rows.len()],
+        }
+    }
+
     /// Each of `rows`' bytes at the version at `idx` (`None` where not
     /// live), found by walking back from it until every row is resolved by
     /// a version's image or by the last part that names it. Costs the parts
