@@ -112,6 +112,17 @@ impl ElementPlan {
         }
     }
 
+    /// Whether the elements written are exactly `0..n`, in order (the
+    /// rows they take may be any): a gather of `n` rows writes every prim
+    /// of an `n`-prim query, as an identity plan of `n` does.
+    pub(crate) fn writes_first(&self, n: usize) -> bool {
+        match self {
+            ElementPlan::Identity { count } => *count as usize == n,
+            ElementPlan::Gather { sources } => sources.len() == n,
+            ElementPlan::Masked { .. } => false,
+        }
+    }
+
     /// How many elements are written.
     pub(crate) fn selected_count(&self) -> usize {
         match self {

@@ -54,7 +54,7 @@ pub(crate) struct PreparedWrite {
 impl PreparedWrite {
     /// Whether this entry writes every prim of a query of `n` prims.
     fn writes_all(&self, n: usize) -> bool {
-        matches!(self.plan, ElementPlan::Identity { count } if count as usize == n)
+        self.plan.writes_first(n)
     }
 
     /// The prims this entry writes, in element order, out of the query's
@@ -354,7 +354,7 @@ impl StageInner {
         ctx: &Ctx<'_>,
     ) -> Result<()> {
         let (data, offsets) = gather(&e.transport, &e.plan, column).map_err(|e| ctx.err(Status::OutOfMemory, e))?;
-        let whole = matches!(e.plan, ElementPlan::Identity { count } if count as usize == q.prims().len());
+        let whole = e.plan.writes_first(q.prims().len());
         let rows = RowsOf::Prims { q, prims: targets, whole };
         self.commit(&e.family, column, rows, Payload::Values { data, offsets }, Some((e.semantic, "this write")), ctx)
     }

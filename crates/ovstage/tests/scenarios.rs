@@ -146,6 +146,26 @@ fn sparse_writes_by_mask_and_index_map() {
     assert_eq!(at(3), vec![(0, vec![8.]), (1, vec![8.]), (2, vec![7.]), (3, vec![40.])]);
 }
 
+/// An index map as long as the query writes every prim of it (each from
+/// the payload row it names), also into a new attribute and after a write
+/// of some prims only.
+#[test]
+fn an_index_map_over_every_prim_writes_them_all_from_the_rows_it_names() {
+    let s = stage(2);
+    let q = query(&s, &["/A", "/B", "/C", "/D"]);
+    let reversed = || Selection::IndexMap(vec![3, 2, 1, 0]);
+    write(&s, q, "y", 1, scalars(&[1., 2., 3., 4.]).with_selection(reversed()));
+    write(&s, q, "y", 2, scalars(&[9.]).with_selection(Selection::IndexMap(vec![0, 0])));
+    write(&s, q, "y", 3, scalars(&[5., 6., 7., 8.]).with_selection(Selection::IndexMap(vec![1, 1, 3, 2])));
+    wait(&s, seal(&s, 3));
+    let at = |n: u64| read_f32(&s, q, "y", OrdinalRange::snapshot(n)).unwrap().0;
+    assert_eq!(at(1), vec![(0, vec![4.]), (1, vec![3.]), (2, vec![2.]), (3, vec![1.])]);
+    assert_eq!(at(2), vec![(0, vec![9.]), (1, vec![9.]), (2, vec![2.]), (3, vec![1.])]);
+    assert_eq!(at(3), vec![(0, vec![6.]), (1, vec![6.]), (2, vec![8.]), (3, vec![7.])]);
+    let changed = read_f32(&s, q, "y", OrdinalRange::changes(3u64, 3u64).unwrap()).unwrap().0;
+    assert_eq!(changed.len(), 4);
+}
+
 #[test]
 fn queries_in_other_orders_read_through_index_maps() {
     let s = stage(2);
