@@ -245,10 +245,16 @@ unsafe fn copy_batch(
                             }
                             let base = offsets[run[0]];
                             let end = offsets[run[run.len() - 1]] + copies[run[run.len() - 1]].len;
-                            let packed = pack(gpu, scratch, capacity, copies, offsets, run, &mut tables)
-                                .map_err(|error| BatchError { copy: run[0], error })?;
-                            call("cuMemcpyDtoHAsync_v2", cu_memcpy_dtoh_async(dst(run[0]), packed, end - base, stream))
-                                .map_err(|error| BatchError { copy: run[0], error })?;
+                            match pack(gpu, scratch, capacity, copies, offsets, run, &mut tables) {
+                                Ok(packed) => call(
+                                    "cuMemcpyDtoHAsync_v2",
+                                    cu_memcpy_dtoh_async(dst(run[0]), packed, end - base, stream),
+                                )
+                                .map_err(|error| BatchError { copy: run[0], error })?,
+                                // No scratch (device memory short) or no
+                                // launch: the run's copies one by one.
+                                Err(_) => run.iter().try_for_each(|&i| direct(i))?,
+                            }
                         }
                     }
                     None => mine.iter().try_for_each(|&i| direct(i))?,
