@@ -406,9 +406,10 @@ int main(void)
     /* A steady GPU producer and GPU consumer, three ticks: the producer
      * writes a CUDA tensor after the work on its stream, the floor
      * advances, the consumer reads on the device with an event. Host
-     * synchronisations per tick: one, the producer's staging copy (its
-     * tensor is brought to the host at enqueue); the consumer's read has
-     * none (its copies and record are queued on its stream). */
+     * synchronisations per tick: one, when the producer's write runs (it
+     * waits for the event that completes its staging copy, queued at
+     * enqueue, which synchronises nothing); the consumer's read has none
+     * (its copies and record are queued on its stream). */
     {
         ovstage_write_data_t produced = data;
         ovstage_placement_t consumer = { { kDLCUDA, 0 }, 0x5600, 0xE600 };
@@ -420,10 +421,15 @@ int main(void)
         for (tick = 1; tick <= 3; ++tick) {
             float seen[16];
             rows[0] = (float)(100 + tick);
+            ovstage_enqueue_result_t w;
             before = log_length();
-            wait_ok(instance, write_placed("steady", 40 + tick, produced, NULL));
+            w = write_placed("steady", 40 + tick, produced, NULL);
             log = log_since(before);
-            CHECK(occurrences(log, "sync ") - occurrences(log, "event sync ") == 1);
+            CHECK(w.status == OVSTAGE_OK && occurrences(log, "sync") == 0);
+            before = log_length();
+            wait_ok(instance, w);
+            log = log_since(before);
+            CHECK(occurrences(log, "sync ") == 1 && occurrences(log, "event sync e100;") == 1);
             seal.ordinal = 40 + tick;
             wait_ok(instance, ovstage_advance_write_floor(instance, &seal));
             before = log_length();

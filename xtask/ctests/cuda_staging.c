@@ -5,13 +5,16 @@
  * strided tensor, per-row arrays) read back equal to the same writes from
  * host tensors; cuda_sync is captured in order (an event recorded on the
  * caller's stream and waited on by ours, then the caller's event, then the
- * copy, and the caller's current context put back); a write's CUDA tensors
- * are staged in one batch (one capture, one synchronisation) into pooled
- * page-locked memory; cuda_sync on host memory and a bad device address are
- * refused.
+ * copy, an event completing it, and the caller's current context put back;
+ * the enqueue synchronises nothing, the op waits for that event when it
+ * runs); a write's CUDA tensors are staged in one batch (one capture, one
+ * synchronisation) into pooled page-locked memory; a copy that fails after
+ * the enqueue fails the op, which commits nothing; cuda_sync on host memory
+ * and a bad device address are refused.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
+#define _POSIX_C_SOURCE 200112L /* setenv */
 #include <ovstage/ovstage.h>
 #include <ovx/path_dictionary/path_dictionary.h>
 #include <ovx/path_dictionary/path_dictionary_helper.h>
@@ -151,11 +154,16 @@ int main(void)
     same("arrays", "arrays_h");
 
     /* cuda_sync: an event recorded on the caller's stream and waited on by
-     * ours, then the caller's event, then the copy and our stream's sync. */
+     * ours, then the caller's event, then the copy, then an event that
+     * completes it: the enqueue synchronises nothing. The op, when it runs,
+     * waits for that event on the host (and destroys it). */
     {
         /* ...with the device's context current, and the client's put back. */
-        static const char expected[] =
-            "current c0;record e100 on 1234;wait 5100 e100;wait 5100 5678;copy 48 on 5100;sync 5100;current aa;";
+        static const char queued[] =
+            "current c0;record e100 on 1234;wait 5100 e100;wait 5100 5678;copy 48 on 5100;record e100 on 5100;"
+            "current aa;";
+        static const char ran[] = "current c0;event sync e100;destroy e100;current aa;";
+        ovstage_enqueue_result_t r;
         size_t before;
         t = float_tensor(rows, 2, shape, NULL);
         t.device.device_type = kDLCUDA;
@@ -163,22 +171,28 @@ int main(void)
         data.cuda_sync.stream = 0x1234;
         data.cuda_sync.wait_event = 0x5678;
         log = getenv("OVSTAGE_FAKE_CUDA_LOG");
-        CHECK(log != NULL && strstr(log, "record") == NULL && strstr(log, "wait") == NULL);
+        CHECK(log != NULL && strstr(log, "on 1234") == NULL && strstr(log, "wait") == NULL);
         before = strlen(log);
-        wait_ok(instance, write("synced", 11, data));
+        r = write("synced", 11, data);
         log = getenv("OVSTAGE_FAKE_CUDA_LOG");
-        CHECK(log != NULL && strlen(log) == before + strlen(expected));
-        if (strcmp(log + before, expected) != 0) {
+        if (strcmp(log + before, queued) != 0) {
             fprintf(stderr, "log: %s\n", log + before);
         }
-        CHECK(strcmp(log + before, expected) == 0);
+        CHECK(strcmp(log + before, queued) == 0);
+        before = strlen(log);
+        wait_ok(instance, r);
+        log = getenv("OVSTAGE_FAKE_CUDA_LOG");
+        if (strcmp(log + before, ran) != 0) {
+            fprintf(stderr, "log: %s\n", log + before);
+        }
+        CHECK(strcmp(log + before, ran) == 0);
     }
     /* Per-row CUDA arrays are staged as one batch: one capture of cuda_sync,
      * a copy per row, one synchronisation. */
     {
         static const char expected[] = "current c0;record e100 on 1234;wait 5100 e100;wait 5100 5678;copy 4 on 5100;"
-                                       "copy 12 on 5100;"
-                                       "copy 8 on 5100;copy 16 on 5100;sync 5100;current aa;";
+                                       "copy 12 on 5100;copy 8 on 5100;copy 16 on 5100;record e100 on 5100;current aa;"
+                                       "current c0;event sync e100;destroy e100;current aa;";
         DLTensor rows_on_device[PRIMS];
         size_t before;
         for (i = 0; i < PRIMS; ++i) {
@@ -212,6 +226,24 @@ int main(void)
         }
         CHECK(strcmp(getenv("OVSTAGE_FAKE_CUDA_PINNED"), first) == 0);
     }
+    /* A copy that fails after the enqueue (its completing event reports an
+     * error) fails the op, which commits nothing. */
+    {
+        ovstage_enqueue_result_t r;
+        ovstage_op_wait_result_t waited;
+        data.cuda_sync.stream = 0;
+        data.cuda_sync.wait_event = 0;
+        setenv("OVSTAGE_FAKE_CUDA_FAIL_EVENT", "1", 1);
+        r = write("late_failure", 30, data);
+        CHECK_STATUS(r.status, OVSTAGE_OK);
+        CHECK_STATUS(ovstage_wait_op(instance, r.op_index, OVSTAGE_TIMEOUT_INFINITE, &waited), OVSTAGE_ERROR_OP_FAILED);
+        unsetenv("OVSTAGE_FAKE_CUDA_FAIL_EVENT");
+        CHECK(strstr(ovstage_get_last_error().ptr, "copying the write's CUDA tensors to the host (48 bytes) failed") != NULL);
+        CHECK(strstr(ovstage_get_last_error().ptr, "cuEventSynchronize failed with CUresult 700") != NULL);
+        CHECK_STATUS(ovstage_release_op(instance, r.op_index), OVSTAGE_OK);
+        data.cuda_sync.stream = 0x1234;
+        data.cuda_sync.wait_event = 0x5678;
+    }
     /* cuda_sync on host memory is refused; so is a bad device address. */
     t.device.device_type = kDLCPU;
     CHECK_STATUS(write("synced", 12, data).status, OVSTAGE_ERROR_NOT_SUPPORTED);
@@ -222,6 +254,11 @@ int main(void)
     data.cuda_sync.wait_event = 0;
     CHECK_STATUS(write("synced", 12, data).status, OVSTAGE_ERROR_INVALID_ARGUMENT);
     CHECK(strstr(ovstage_get_last_error().ptr, "copying 48 bytes from CUDA device 0 failed") != NULL);
+
+    /* The late failure committed nothing. */
+    seal.ordinal = 40;
+    wait_ok(instance, ovstage_advance_write_floor(instance, &seal));
+    CHECK(read_latest("late_failure", NULL, 0) == 0);
 
     wait_ok(instance, ovstage_release_query(instance, query));
     CHECK(path_dictionary_release_path_list_reference(dictionary, list).status == OVX_API_SUCCESS);

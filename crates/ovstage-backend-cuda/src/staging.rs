@@ -131,12 +131,19 @@ pub struct BatchError {
 }
 
 /// Host memory holding a batch's bytes: page-locked and returned to the
-/// pool when dropped, or the heap's. Read-only once the batch returned it.
+/// pool when dropped, or the heap's. The copies into it may still be
+/// running when the batch returns: [`HostCopy::wait`] (which
+/// [`HostCopy::bytes`] and dropping call) waits for them; read-only after.
 pub struct HostCopy {
     ptr: *mut u8,
     len: usize,
     #[cfg_attr(not(driven), allow(dead_code))]
     block: Block,
+    /// The events that complete the copies (context, event: one per
+    /// device), waited for once.
+    #[cfg_attr(not(driven), allow(dead_code))]
+    pending: Vec<(usize, usize)>,
+    settled: std::sync::OnceLock<Result<(), StageError>>,
 }
 
 /// Where a [`HostCopy`]'s memory came from, so that dropping it puts it
@@ -182,7 +189,31 @@ impl HostCopy {
         matches!(self.block, Block::Pinned { .. })
     }
 
-    /// `len` bytes at `offset` (within the buffer, or `None`).
+    /// Waits until every copy into the buffer is done; why not, when one
+    /// failed (the buffer then reads as zeros). Waits once: later calls
+    /// answer at once.
+    pub fn wait(&self) -> Result<(), StageError> {
+        self.settled
+            .get_or_init(|| {
+                #[cfg(driven)]
+                // SAFETY: the events are the batch's own, recorded after its
+                // copies; waited for once.
+                let settled = unsafe { driven::settle(&self.pending) };
+                #[cfg(not(driven))]
+                let settled = Ok(());
+                if settled.is_err() && self.len > 0 {
+                    // SAFETY: the buffer's `len` bytes are ours, and no copy
+                    // writes them any more (the stream was drained, or its
+                    // context is lost).
+                    unsafe { std::ptr::write_bytes(self.ptr, 0, self.len) };
+                }
+                settled
+            })
+            .clone()
+    }
+
+    /// `len` bytes at `offset` (within the buffer, or `None`), once the
+    /// copies are done.
     pub fn bytes(&self, offset: usize, len: usize) -> Option<&[u8]> {
         if offset.checked_add(len)? > self.len {
             return None;
@@ -190,6 +221,7 @@ impl HostCopy {
         if len == 0 {
             return Some(&[]);
         }
+        let _ = self.wait();
         // SAFETY: within the buffer, which the batch filled before it was
         // handed out and which lives as long as `self`.
         Some(unsafe { std::slice::from_raw_parts(self.ptr.add(offset), len) })
@@ -198,23 +230,35 @@ impl HostCopy {
     /// Heap memory for `len` bytes (uninitialised), or `None`.
     pub(crate) fn heap(len: usize) -> Option<HostCopy> {
         if len == 0 {
-            return Some(HostCopy { ptr: std::ptr::dangling_mut(), len: 0, block: Block::Empty });
+            return Some(HostCopy::over(std::ptr::dangling_mut(), 0, Block::Empty));
         }
         let layout = std::alloc::Layout::from_size_align(len, BATCH_ALIGN).ok()?;
         // SAFETY: a non-zero size.
         let ptr = unsafe { std::alloc::alloc(layout) };
-        (!ptr.is_null()).then_some(HostCopy { ptr, len, block: Block::Heap(layout) })
+        (!ptr.is_null()).then(|| HostCopy::over(ptr, len, Block::Heap(layout)))
     }
 
     /// A pooled page-locked block's first `len` bytes.
     #[cfg(driven)]
     pub(crate) fn pinned(ptr: *mut u8, len: usize, capacity: usize) -> HostCopy {
-        HostCopy { ptr, len, block: Block::Pinned { capacity } }
+        HostCopy::over(ptr, len, Block::Pinned { capacity })
+    }
+
+    fn over(ptr: *mut u8, len: usize, block: Block) -> HostCopy {
+        HostCopy { ptr, len, block, pending: Vec::new(), settled: std::sync::OnceLock::new() }
+    }
+
+    /// Notes an event (of `context`) that completes copies into the buffer.
+    #[cfg(driven)]
+    pub(crate) fn pending_on(&mut self, context: usize, event: usize) {
+        self.pending.push((context, event));
     }
 }
 
 impl Drop for HostCopy {
     fn drop(&mut self) {
+        // No copy may still write the memory when it is freed or reused.
+        let _ = self.wait();
         match self.block {
             Block::Empty => {}
             // SAFETY: allocated by `heap` with this layout.
@@ -234,9 +278,11 @@ impl std::fmt::Debug for HostCopy {
 }
 
 /// Copies each of `copies` into one host buffer, at [`batch_offsets`],
-/// after the work `sync` names (captured once per device); returns when
-/// every byte is there. Without the CUDA backend there is no device to copy
-/// from.
+/// after the work `sync` names (captured once per device). Returns once the
+/// copies are queued: [`HostCopy::wait`] waits for them (into page-locked
+/// memory they run on; into the heap the driver finishes them before
+/// returning). An error here is one of queueing, and nothing is left
+/// running. Without the CUDA backend there is no device to copy from.
 ///
 /// # Safety
 /// Each copy's `len` bytes at `src` are readable on its device, and `sync`'s

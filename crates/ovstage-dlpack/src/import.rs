@@ -225,17 +225,33 @@ struct OnDevice {
 }
 
 /// A staged tensor's bytes: its extent in a batch's host copy, which it
-/// keeps alive.
+/// keeps alive (the copy may still be running: see [`HostBytes::ready`]),
+/// with the managed tensor it is copied from, which lives until the copy
+/// is no longer needed.
 struct Staged {
     copy: Arc<HostCopy>,
     offset: usize,
     len: usize,
+    _owner: Option<Arc<Managed>>,
 }
 
 impl HostBytes for Staged {
     fn host_bytes(&self) -> &[u8] {
         self.copy.bytes(self.offset, self.len).expect("a staged extent lies within its batch")
     }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn ready(&self) -> Result<(), String> {
+        self.copy.wait().map_err(|e| copy_failed(&self.copy, &e))
+    }
+}
+
+/// Why a batch's copies did not arrive, for the op that waited for them.
+fn copy_failed(copy: &HostCopy, e: &ovstage_backend_cuda::staging::StageError) -> String {
+    format!("copying the write's CUDA tensors to the host ({} bytes) failed: {e}", copy.len())
 }
 
 impl Checked {
@@ -412,7 +428,7 @@ unsafe fn stage_all(pending: &mut [(&mut Checked, &dyn Display)], sync: CudaSync
     for ((c, _), offset) in pending.iter_mut().zip(offsets) {
         let d = c.on_device.take().expect("only tensors on a device are staged");
         c.first = host.as_ptr().wrapping_add(offset).wrapping_offset(-d.low as isize);
-        c.staged = Some(Staged { copy: host.clone(), offset, len: d.len });
+        c.staged = Some(Staged { copy: host.clone(), offset, len: d.len, _owner: None });
     }
     Ok(())
 }
@@ -558,12 +574,15 @@ unsafe fn finish(
 ) -> Result<Tensor> {
     if c.strided {
         // SAFETY: forwarded; `check` saw non-NULL strides (of a staged
-        // tensor: relative to its host copy, which `c` holds).
+        // tensor: relative to its host copy, which `c` holds and which is
+        // waited for).
         let bytes = unsafe { gather_checked(&mut c, t.strides, bound(), what) }?;
         return Tensor::new(bytes, c.dtype, c.shape());
     }
-    if let Some(staged) = c.staged.take() {
-        // Compact: the host copy is exactly the tensor's bytes.
+    if let Some(mut staged) = c.staged.take() {
+        // Compact: the host copy is exactly the tensor's bytes, maybe still
+        // arriving; the managed source lives as long.
+        staged._owner = owner.cloned();
         return Tensor::new(staged, c.dtype, c.shape());
     }
     Tensor::new(Payload { ptr: c.first, len: c.bytes, _owner: owner.cloned() }, c.dtype, c.shape())
@@ -582,6 +601,13 @@ unsafe fn gather_checked(
 ) -> Result<Vec<u8>> {
     let (rows, _) = Tensor::row_shape(c.dtype, c.shape())
         .map_err(|e| Error::new(e.status(), format!("{what}: {}", e.message())))?;
+    if let Some(staged) = &c.staged {
+        // The gather reads the host copy: wait for it.
+        staged.copy.wait().map_err(|e| {
+            let status = if e.is_out_of_memory() { Status::OutOfMemory } else { Status::InvalidArgument };
+            Error::new(status, format!("{what}: {}", copy_failed(&staged.copy, &e)))
+        })?;
+    }
     match bound {
         RowBound::Prims(prims) if rows > prims => {
             return Err(Error::invalid_argument(format!(
@@ -620,10 +646,22 @@ impl HostRows for RowSpans {
         self.spans.len()
     }
 
+    fn row_len(&self, i: usize) -> usize {
+        self.spans[i].1
+    }
+
+    fn ready(&self) -> Result<(), String> {
+        self._staged.as_ref().map_or(Ok(()), |s| s.wait().map_err(|e| copy_failed(s, &e)))
+    }
+
     fn row_bytes(&self, i: usize) -> &[u8] {
         let (ptr, len) = self.spans[i];
         if len == 0 {
             return &[];
+        }
+        if let Some(s) = &self._staged {
+            // Rows copied from a device may still be arriving.
+            let _ = s.wait();
         }
         // SAFETY: `len` readable bytes at `ptr` (non-NULL when `len` > 0,
         // checked) while this is alive; see the `Send` impl.

@@ -95,15 +95,19 @@ def test_cuda_descriptor_waits_for_the_stream_and_event_it_is_given(fake_driver)
         # The first CUDA tensor opens the driver and makes the device's
         # context current once; the sequence below is each write's.
         stage.write_attribute(q, "first", 1, t, is_array=False).wait()
-        assert "record" not in log()
+        assert "on 1234" not in log() and "wait" not in log()
         before = len(log())
-        stage.write_attribute(q, "synced", 1, t, is_array=False, cuda_stream=0x1234, cuda_event=0x5678).wait()
+        op = stage.write_attribute(q, "synced", 1, t, is_array=False, cuda_stream=0x1234, cuda_event=0x5678)
         # As for a C client: an event recorded on the caller's stream and
-        # waited on by ours, then the caller's event, the copy and our
-        # stream's sync, with the device's context current and the caller's
-        # put back.
+        # waited on by ours, then the caller's event, the copy and an event
+        # that completes it, with the device's context current and the
+        # caller's put back; the enqueue synchronises nothing.
         assert log()[before:] == ("current c0;record e100 on 1234;wait 5100 e100;wait 5100 5678;"
-                                  "copy 12 on 5100;sync 5100;current aa;"), log()[before:]
+                                  "copy 12 on 5100;record e100 on 5100;current aa;"), log()[before:]
+        before = len(log())
+        op.wait()
+        # The op waits for the copy when it runs.
+        assert log()[before:] == "current c0;event sync e100;destroy e100;current aa;", log()[before:]
         src[:] = 0  # the write holds its own copy
         assert latest("synced", 1) == [1.5, 2.5, 3.5]
     ''')
@@ -115,7 +119,7 @@ def test_cuda_descriptor_without_sync_is_copied_unordered_and_strided_rows_are_g
         src = np.array([7, 8, 9], np.int32)
         stage.write_attribute(q, "plain", 1, ov.make_dltensor(src, device_type=ov.DLDeviceType.kDLCUDA),
                               is_array=False).wait()
-        assert "copy 12 on 5100;" in log()[before:] and "record" not in log()[before:], log()[before:]
+        assert "copy 12 on 5100;" in log()[before:] and "on 1234" not in log()[before:], log()[before:]
         # Every other element of six: strides [2] over the device buffer.
         six = np.arange(6, dtype=np.float32) * 10
         t = ov.make_dltensor(six, device_type=ov.DLDeviceType.kDLCUDA, shape=[3], strides=[2])
@@ -214,9 +218,10 @@ def test_a_list_of_cuda_rows_is_staged_as_one_batch(fake_driver):
         before = len(log())
         stage.write_attribute(q12, "rows", 1, rows, is_array=True, cuda_stream=0x1234).wait()
         got = log()[before:]
-        # One capture and one synchronisation for the twelve copies.
-        assert got.count("record ") == 1 and got.count("copy ") == 12, got
-        assert got.count("sync ") - got.count("event sync") == 1, got
+        # One capture and one synchronisation (on the completing event, when
+        # the op runs) for the twelve copies.
+        assert got.count("on 1234") == 1 and got.count("copy ") == 12, got
+        assert got.count("sync ") == 1 and got.count("event sync ") == 1, got
         assert all(r.streams == [0x1234] for r in rows)
         stage.advance_write_floor(1).wait()
         tok = paths.intern_token("rows")

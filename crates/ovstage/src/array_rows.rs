@@ -14,6 +14,16 @@ pub trait HostRows: Send + Sync + 'static {
     fn row_count(&self) -> usize;
     /// The bytes of row `i` (`i < row_count()`).
     fn row_bytes(&self, i: usize) -> &[u8];
+
+    /// How many bytes row `i` has, without reading them.
+    fn row_len(&self, i: usize) -> usize {
+        self.row_bytes(i).len()
+    }
+
+    /// Waits until the rows are there (see [`crate::HostBytes::ready`]).
+    fn ready(&self) -> std::result::Result<(), String> {
+        Ok(())
+    }
 }
 
 impl HostRows for Vec<Tensor> {
@@ -23,6 +33,14 @@ impl HostRows for Vec<Tensor> {
 
     fn row_bytes(&self, i: usize) -> &[u8] {
         self[i].bytes()
+    }
+
+    fn row_len(&self, i: usize) -> usize {
+        self[i].byte_len()
+    }
+
+    fn ready(&self) -> std::result::Result<(), String> {
+        self.iter().try_for_each(Tensor::ready)
     }
 }
 
@@ -91,6 +109,16 @@ impl ArrayRows {
         self.data.row_bytes(i)
     }
 
+    /// How many bytes row `i` has, without reading them.
+    pub(crate) fn row_len(&self, i: usize) -> usize {
+        self.data.row_len(i)
+    }
+
+    /// Waits until the rows are there (see [`crate::HostBytes::ready`]).
+    pub(crate) fn ready(&self) -> std::result::Result<(), String> {
+        self.data.ready()
+    }
+
     /// The element type every row shares, or why there is none (messages
     /// name the first offending row, `what` what is written).
     pub(crate) fn element(&self) -> std::result::Result<DType, String> {
@@ -155,10 +183,10 @@ impl ArrayRowsBuilder {
                 data.row_count()
             )));
         }
-        if let Some((i, len)) = self.lens.iter().enumerate().find(|(i, len)| data.row_bytes(*i).len() as u64 != **len) {
+        if let Some((i, len)) = self.lens.iter().enumerate().find(|(i, len)| data.row_len(*i) as u64 != **len) {
             return Err(Error::invalid_argument(format!(
                 "array row {i} needs {len} bytes but {} were given",
-                data.row_bytes(i).len()
+                data.row_len(i)
             )));
         }
         Ok(ArrayRows { data: Box::new(data), elements: self.elements, fold_error: self.fold_error })

@@ -49,6 +49,26 @@ impl TensorDesc {
 pub trait HostBytes: Send + Sync + 'static {
     /// The bytes.
     fn host_bytes(&self) -> &[u8];
+
+    /// How many bytes there are, without reading them (the payload may
+    /// still be arriving: see [`HostBytes::ready`]).
+    fn len(&self) -> usize {
+        self.host_bytes().len()
+    }
+
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Waits until the bytes are there, or says why they never will be: a
+    /// payload still being copied in (a binding's copy out of device
+    /// memory, queued at enqueue) finishes here. A write's op asks before
+    /// it reads its payload and fails with the reason; `host_bytes` waits
+    /// too. Most payloads are there from the start.
+    fn ready(&self) -> std::result::Result<(), String> {
+        Ok(())
+    }
 }
 
 impl<T: bytemuck::Pod + Send + Sync> HostBytes for Vec<T> {
@@ -111,7 +131,7 @@ impl Tensor {
             .ok_or_else(|| Error::invalid_argument(format!("tensor dtype {dtype} has no whole-byte element size")))?;
         let count = shape.iter().try_fold(1u64, |acc, d| acc.checked_mul(*d));
         let expected = count.and_then(|c| c.checked_mul(element as u64));
-        let got = data.host_bytes().len() as u64;
+        let got = data.len() as u64;
         if expected != Some(got) {
             return Err(Error::invalid_argument(format!(
                 "tensor of shape {shape:?} and dtype {dtype} needs {} bytes but {got} were given",
@@ -152,6 +172,16 @@ impl Tensor {
     /// The bytes.
     pub fn bytes(&self) -> &[u8] {
         self.data.host_bytes()
+    }
+
+    /// How many bytes there are, without reading them.
+    pub fn byte_len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Waits until the bytes are there (see [`HostBytes::ready`]).
+    pub fn ready(&self) -> std::result::Result<(), String> {
+        self.data.ready()
     }
 
     /// Where the bytes are: host memory (a device tensor is refused where a

@@ -36,8 +36,16 @@ impl Values {
     /// The payload's size in bytes (for the op timeline).
     pub(crate) fn byte_len(&self) -> u64 {
         match self {
-            Values::Fixed(t) | Values::ArrayPacked(t) => t.bytes().len() as u64,
-            Values::ArrayRows(rows) => (0..rows.len()).map(|r| rows.row(r).len() as u64).sum(),
+            Values::Fixed(t) | Values::ArrayPacked(t) => t.byte_len() as u64,
+            Values::ArrayRows(rows) => (0..rows.len()).map(|r| rows.row_len(r) as u64).sum(),
+        }
+    }
+
+    /// Waits until the payload is there (see [`crate::HostBytes::ready`]).
+    pub(crate) fn ready(&self) -> std::result::Result<(), String> {
+        match self {
+            Values::Fixed(t) | Values::ArrayPacked(t) => t.ready(),
+            Values::ArrayRows(rows) => rows.ready(),
         }
     }
 }
@@ -46,6 +54,11 @@ impl Transport {
     /// The payload's size in bytes (for the op timeline).
     pub(crate) fn byte_len(&self) -> u64 {
         self.values.byte_len()
+    }
+
+    /// Waits until the payload is there (see [`crate::HostBytes::ready`]).
+    pub(crate) fn ready(&self) -> std::result::Result<(), String> {
+        self.values.ready()
     }
 
     pub(crate) fn kind(&self) -> ValueKind {

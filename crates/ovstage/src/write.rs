@@ -276,6 +276,11 @@ impl StageInner {
                     self.prepare_entry(q, family, reserved, data, &ctx)?
                 }
             };
+            // A payload still being copied in (from device memory) is
+            // waited for here, before anything reads it.
+            p.transport
+                .ready()
+                .map_err(|m| Ctx { call, attribute: &p.family.name_text, ordinal }.err(Status::InvalidArgument, m))?;
             // Execution needs the list only (admission, which needs the
             // bitset, is decided).
             let prims = list.or_else(|| p.target_list(q));

@@ -31,6 +31,10 @@ unsafe extern "C" {
     fn cu_memcpy_dtoh_async(dst: *mut c_void, src: u64, bytes: usize, stream: Handle) -> u32;
     #[link_name = "cuStreamSynchronize"]
     fn cu_stream_synchronize(stream: Handle) -> u32;
+    #[link_name = "cuEventSynchronize"]
+    fn cu_event_synchronize(event: Handle) -> u32;
+    #[link_name = "cuEventDestroy_v2"]
+    fn cu_event_destroy(event: Handle) -> u32;
     #[link_name = "cuMemAlloc_v2"]
     fn cu_mem_alloc(dptr: *mut u64, bytes: usize) -> u32;
     #[link_name = "cuMemFree_v2"]
@@ -265,18 +269,78 @@ unsafe fn copy_batch(
         for &i in &mine {
             done[i] = true;
         }
-        // SAFETY: a live stream. Drained on every path: a copy queued
-        // before a failure must not land in memory that is freed or reused.
-        let drained = call("cuStreamSynchronize", unsafe { cu_stream_synchronize(stream) });
+        // (The tables were read when their uploads were queued: pageable
+        // memory is staged by the driver before the call returns.)
         drop(tables);
-        if queued.is_err() && drained.is_err() {
-            // The stream cannot be drained: the buffer may still be written.
-            std::mem::forget(host.take());
+        // Queued: an event completes the device's copies, waited for when
+        // the bytes are read. Not queued: the stream is drained now, as a
+        // copy queued before the failure must not land in memory that is
+        // freed or reused.
+        let completed = queued.and_then(|()| {
+            // SAFETY: a live stream; the driver writes one handle.
+            unsafe { completion(stream) }.map_err(at)
+        });
+        match completed {
+            Ok(event) => host.as_mut().expect("made above").pending_on(state.context as usize, event as usize),
+            Err(e) => {
+                // SAFETY: a live stream.
+                if call("cuStreamSynchronize", unsafe { cu_stream_synchronize(stream) }).is_err() {
+                    // The stream cannot be drained: the buffer may still be written.
+                    std::mem::forget(host.take());
+                }
+                return Err(e);
+            }
         }
-        queued?;
-        drained.map_err(at)?;
     }
     Ok(host.expect("at least one copy"))
+}
+
+/// An event recorded on `stream` now.
+///
+/// # Safety
+/// `stream` is live and its context current.
+unsafe fn completion(stream: Handle) -> Result<Handle, StageError> {
+    let mut event = std::ptr::null_mut();
+    // SAFETY: the driver writes one handle; `stream` per the caller.
+    unsafe {
+        call("cuEventCreate", cu_event_create(&mut event, EVENT_DISABLE_TIMING))?;
+        if let Err(e) = call("cuEventRecord", cu_event_record(event, stream)) {
+            cu_event_destroy(event);
+            return Err(e);
+        }
+    }
+    Ok(event)
+}
+
+/// Waits for each `(context, event)` on the host and destroys the events;
+/// the calling thread's current context is put back. The first failure is
+/// the answer (every event is still waited for and destroyed).
+///
+/// # Safety
+/// Each event is live, of that context, and not waited for elsewhere.
+pub(super) unsafe fn settle(pending: &[(usize, usize)]) -> Result<(), StageError> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let mut previous = std::ptr::null_mut();
+    // SAFETY: the driver writes one handle.
+    call("cuCtxGetCurrent", unsafe { cu_ctx_get_current(&mut previous) })?;
+    let mut result = Ok(());
+    for &(context, event) in pending {
+        // SAFETY: a primary context, never destroyed; the event per the caller.
+        let waited = unsafe {
+            call("cuCtxSetCurrent", cu_ctx_set_current(context as Handle))
+                .and_then(|()| call("cuEventSynchronize", cu_event_synchronize(event as Handle)))
+        };
+        // SAFETY: as above; destroyed once.
+        unsafe { cu_event_destroy(event as Handle) };
+        if result.is_ok() {
+            result = waited;
+        }
+    }
+    // SAFETY: the context that was current (or none) a moment ago.
+    let restored = call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(previous) });
+    result.and(restored)
 }
 
 /// The runs of `mine` (indices into `copies`, in order) that packing
