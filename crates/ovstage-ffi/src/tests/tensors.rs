@@ -459,3 +459,45 @@ fn cuda_writes_read_back_equal_to_host_writes() {
     assert_eq!(read("d"), read("h"));
     assert_eq!(read("da"), read("ha"));
 }
+
+/// On a real GPU: the enqueue of a write from a CUDA tensor waits for
+/// nothing on the device. A producer holds its stream for 300 ms and then
+/// writes the tensor's value; the write names that stream. When the
+/// enqueue returns the producer's stream is still busy (asked with
+/// `cuStreamQuery`, not timed), and the op, once waited for, holds the
+/// producer's value. Prints SKIP without a GPU.
+#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+#[test]
+fn a_cuda_write_is_enqueued_without_waiting_for_its_producer() {
+    use ovstage_backend_cuda::cust::memory::DeviceBuffer;
+    use ovstage_backend_cuda::cust::stream::{Stream, StreamFlags};
+    let _g = shared();
+    let gpu = match ovstage_backend_cuda::gpu::Gpu::new(0) {
+        Ok(g) => g,
+        Err(e) => {
+            println!("SKIP a_cuda_write_is_enqueued_without_waiting_for_its_producer: {e}");
+            return;
+        }
+    };
+    let i = Inst::new();
+    let q = i.query(&["/A"]);
+    let value = 2.5f32;
+    let out = DeviceBuffer::from_slice(&[0u32]).expect("device memory");
+    let producer = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
+    gpu.synchronize().expect("synchronize");
+    // SAFETY: `out` is a device u32; one thread writes it after 300 ms.
+    unsafe { gpu.spin_ns(300_000_000, out.as_device_ptr().as_raw(), value.to_bits(), &producer) }.expect("launch");
+    let mut shape = [1i64];
+    let mut t = f32_tensor(&[0.], &mut shape, 1);
+    t.data = out.as_device_ptr().as_raw() as *mut std::ffi::c_void;
+    t.device = DLDevice { device_type: crate::abi::dlpack::DLDeviceType(2), device_id: 0 };
+    let sync = ovstage_cuda_sync_t { stream: producer.as_inner() as usize, wait_event: 0 };
+    let r = write(&i, q, "produced", 1, ovstage_write_data_t { cuda_sync: sync, ..write_data(&t) });
+    // SAFETY: a live stream.
+    let busy = unsafe { ovstage_backend_cuda::cust::sys::cuStreamQuery(producer.as_inner()) };
+    assert_eq!(busy, ovstage_backend_cuda::cust::sys::cudaError_enum::CUDA_ERROR_NOT_READY, "the enqueue waited");
+    i.done(r);
+    i.seal(1);
+    let rows = i.read_f32(q, &["produced"], LATEST).unwrap()[0].rows.concat();
+    assert_eq!(rows, [value]);
+}
