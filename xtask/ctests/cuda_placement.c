@@ -18,7 +18,8 @@
  * write_done_sync and copies the values back before each commit, which
  * records the event once; a steady GPU producer / GPU consumer loop costs
  * one host synchronisation per tick (the producer's staging), none in the
- * consumer's read; the GPU hierarchy models run.
+ * consumer's read; a placed write's event follows, on the device, the copy
+ * that reads its CUDA tensor; the GPU hierarchy models run.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -439,6 +440,26 @@ int main(void)
             CHECK(occurrences(log, "upload 48 on 5600;") == 1 && occurrences(log, "record e600 on 5600;") == 1);
         }
         rows[0] = 1;
+    }
+
+    /* A placed write from a CUDA tensor records its event after the copy
+     * that reads the tensor, on the device: the placement's stream waits for
+     * a fence recorded on our staging stream after the copy. */
+    {
+        ovstage_write_data_t produced = data;
+        ovstage_placement_t after = { { kDLCUDA, 0 }, 0x5300, 0xE300 };
+        DLTensor on_gpu = float_tensor(rows, 2, shape, NULL);
+        const char *copy, *fence, *record;
+        on_gpu.device.device_type = kDLCUDA;
+        produced.tensors = &on_gpu;
+        before = log_length();
+        wait_ok(instance, write_placed("fenced", 44, produced, &after));
+        log = log_since(before);
+        copy = strstr(log, "copy 48 on 5100;");
+        fence = strstr(log, "wait 5300 e100;");
+        record = strstr(log, "record e300 on 5300;");
+        CHECK(copy != NULL && fence != NULL && record != NULL && copy < fence && fence < record);
+        CHECK(occurrences(log, "record e300 on 5300;") == 1 && occurrences(log, "sync 5") == 0);
     }
 
     /* The GPU hierarchy models run where the process has a CUDA device (the

@@ -60,6 +60,25 @@ pub unsafe fn record(event: usize, stream: usize, on: RecordOn) -> Result<(), St
     recorded
 }
 
+/// [`record`], once `stream` follows, on the device, every copy staging
+/// has queued so far (the copies that read a write's CUDA sources run
+/// after its enqueue returns; a write's availability event comes after
+/// them).
+///
+/// # Safety
+/// As for [`record`].
+pub unsafe fn record_after_staging(event: usize, stream: usize, on: RecordOn) -> Result<(), StageError> {
+    #[cfg(driven)]
+    // SAFETY: forwarded.
+    let recorded = unsafe { driven::record_after_staging(event, stream, on) };
+    #[cfg(not(driven))]
+    let recorded = {
+        let _ = (event, stream, on);
+        Err(no_backend())
+    };
+    recorded
+}
+
 /// Waits until the work queued on `stream` (in `on`'s context when it is a
 /// default stream) has run.
 ///

@@ -6,10 +6,10 @@
 //! Columns stay in host memory (device-resident mirrors are not built
 //! yet), so:
 //! - a write placed on a CUDA device lands in the host store, as the
-//!   unplaced write does (a CUDA source is staged at enqueue); the op's
-//!   only device work is reading its CUDA sources, finished when the
-//!   enqueue returns, so its availability event is recorded then, once the
-//!   op is accepted;
+//!   unplaced write does (a CUDA source is staged: copies queued at
+//!   enqueue); the op's only device work is reading its CUDA sources, so
+//!   its availability event is recorded at enqueue, once the op is
+//!   accepted, on a stream made to follow those copies on the device;
 //! - a read placed on CUDA device `n` points each group at a copy of its
 //!   values there: one kept from an earlier placed read of the same image
 //!   (`cache`; its stream waits for that copy's ready event of ours), or
@@ -207,11 +207,25 @@ impl Placement {
     /// The placement's event and stream are the caller's live handles of
     /// that context, as the contract requires.
     pub unsafe fn record(&self, on: RecordOn, call: &str) -> Result<()> {
+        // SAFETY: forwarded.
+        unsafe { self.record_by(driver::record, on, call) }
+    }
+
+    /// [`Placement::record`] with `record` (the driver's call).
+    ///
+    /// # Safety
+    /// As for [`Placement::record`].
+    unsafe fn record_by(
+        &self,
+        record: unsafe fn(usize, usize, RecordOn) -> std::result::Result<(), StageError>,
+        on: RecordOn,
+        call: &str,
+    ) -> Result<()> {
         if self.availability_event == 0 {
             return Ok(());
         }
         // SAFETY: forwarded.
-        unsafe { driver::record(self.availability_event, self.stream, on) }.map_err(|e| {
+        unsafe { record(self.availability_event, self.stream, on) }.map_err(|e| {
             Error::new(
                 Status::OpFailed,
                 format!(
@@ -252,7 +266,8 @@ impl Placement {
 
     /// Records a write's availability event (at `record`, from
     /// [`Placement::write_record`]) once the write `op` was accepted: its
-    /// device work (reading CUDA sources) finished inside the enqueue. A
+    /// device work is reading its CUDA sources, queued by the enqueue, and
+    /// the record follows those copies on the device. A
     /// refused record fails the call after the write ran (the contract:
     /// "an operation that completes during the enqueue is rejected
     /// synchronously, after it ran"): the write is waited for, its op
@@ -263,7 +278,7 @@ impl Placement {
     pub unsafe fn after_write(&self, stage: &Stage, op: OpId, record: Option<RecordOn>, call: &str) -> Result<OpId> {
         let Some(on) = record else { return Ok(op) };
         // SAFETY: forwarded.
-        match unsafe { self.record(on, call) } {
+        match unsafe { self.record_by(driver::record_after_staging, on, call) } {
             Ok(()) => Ok(op),
             Err(e) => {
                 // The write's own outcome does not change the answer: it

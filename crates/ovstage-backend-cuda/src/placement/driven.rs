@@ -98,6 +98,18 @@ pub(super) unsafe fn record(event: usize, stream: usize, on: RecordOn) -> Result
     within(context, || call("cuEventRecord", unsafe { cu_event_record(event as Handle, stream as Handle) }))
 }
 
+pub(super) unsafe fn record_after_staging(event: usize, stream: usize, on: RecordOn) -> Result<(), StageError> {
+    // SAFETY: forwarded.
+    let context = unsafe { context_of(stream, on)? };
+    within(context, || {
+        // SAFETY: the caller's handles, in their context.
+        unsafe {
+            crate::staging::driven::follow_staging(stream as Handle)?;
+            call("cuEventRecord", cu_event_record(event as Handle, stream as Handle))
+        }
+    })
+}
+
 pub(super) unsafe fn synchronize(stream: usize, on: RecordOn) -> Result<(), StageError> {
     // SAFETY: forwarded.
     let context = unsafe { context_of(stream, on)? };

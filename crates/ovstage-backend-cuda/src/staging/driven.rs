@@ -115,6 +115,54 @@ fn device_state(ordinal: u32) -> Result<DeviceState, StageError> {
     Ok(DeviceState { context, stream, capture, packer: Packer::Untried })
 }
 
+/// Makes `stream` (of the context current on the calling thread) wait, on
+/// the device, for every staging copy queued so far on any device: a fence
+/// is recorded on each staging stream (in its device's context) and waited
+/// for by `stream`. For a placed write's availability event, which must
+/// follow the copies that read the write's CUDA sources.
+///
+/// # Safety
+/// `stream` is a live stream (or a default one) of the current context.
+pub(crate) unsafe fn follow_staging(stream: Handle) -> Result<(), StageError> {
+    let devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
+    if devices.iter().all(Option::is_none) {
+        return Ok(());
+    }
+    let mut current = std::ptr::null_mut();
+    // SAFETY: the driver writes one handle.
+    call("cuCtxGetCurrent", unsafe { cu_ctx_get_current(&mut current) })?;
+    let mut fences = Vec::new();
+    let mut fenced = Ok(());
+    for state in devices.iter().flatten() {
+        let ours: Vec<Handle> = match &state.packer {
+            Packer::Ready { gpu, .. } => vec![state.stream, gpu.stream().as_inner().cast()],
+            _ => vec![state.stream],
+        };
+        for s in ours {
+            // SAFETY: the state's live context and stream; the event is new.
+            fenced = unsafe { call("cuCtxSetCurrent", cu_ctx_set_current(state.context)).and_then(|()| completion(s)) }
+                .map(|event| fences.push(event));
+            if fenced.is_err() {
+                break;
+            }
+        }
+    }
+    // SAFETY: the calling thread's own context, put back; then `stream` per
+    // the caller waits for each fence, which is destroyed (a wait queued
+    // on an event keeps what it captured).
+    unsafe {
+        let restored = call("cuCtxSetCurrent", cu_ctx_set_current(current));
+        let mut waited = fenced.and(restored);
+        for f in fences {
+            if waited.is_ok() {
+                waited = call("cuStreamWaitEvent", cu_stream_wait_event(stream, f, 0));
+            }
+            cu_event_destroy(f);
+        }
+        waited
+    }
+}
+
 /// Device `ordinal`'s primary context (retained once per process, with
 /// our copy stream and capture event), for the placement calls.
 pub(crate) fn primary_context(ordinal: u32) -> Result<Handle, StageError> {
