@@ -323,6 +323,13 @@ pub(crate) fn changes(a: u64, b: u64) -> ovstage_ordinal_range_t {
 }
 
 /// A host f32 tensor over `values` with `shape` (kept by the caller).
+/// CUDA device 0 for a test that needs a GPU, or `None` after printing
+/// `SKIP test: why` (the GPU check's bundle runs these where there is one).
+#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+pub(crate) fn gpu_or_skip(test: &str) -> Option<ovstage_backend_cuda::gpu::Gpu> {
+    ovstage_backend_cuda::gpu::Gpu::new(0).map_err(|e| println!("SKIP {test}: {e}")).ok()
+}
+
 pub(crate) fn f32_tensor(values: &[f32], shape: &mut [i64], lanes: u16) -> DLTensor {
     DLTensor {
         data: values.as_ptr().cast_mut().cast(),

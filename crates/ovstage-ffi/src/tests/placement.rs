@@ -173,13 +173,7 @@ fn placements_refused_without_a_driver_and_what_is_not_supported() {
 fn on_a_gpu_placed_reads_and_maps_move_the_values() {
     use ovstage_backend_cuda::cust::sys as cu;
     let _g = shared();
-    let _gpu = match ovstage_backend_cuda::gpu::Gpu::new(0) {
-        Ok(g) => g,
-        Err(e) => {
-            println!("SKIP on_a_gpu_placed_reads_and_maps_move_the_values: {e}");
-            return;
-        }
-    };
+    let Some(_gpu) = gpu_or_skip("on_a_gpu_placed_reads_and_maps_move_the_values") else { return };
     let ok = cu::cudaError_enum::CUDA_SUCCESS;
     let i = Inst::new();
     let q = i.query(&["/A", "/B", "/C"]);

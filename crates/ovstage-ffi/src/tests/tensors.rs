@@ -422,13 +422,7 @@ fn managed_array_rows_are_released_once_each() {
 fn cuda_writes_read_back_equal_to_host_writes() {
     use ovstage_backend_cuda::cust::memory::DeviceBuffer;
     let _g = shared();
-    let gpu = match ovstage_backend_cuda::gpu::Gpu::new(0) {
-        Ok(g) => g,
-        Err(e) => {
-            println!("SKIP cuda_writes_read_back_equal_to_host_writes: {e}");
-            return;
-        }
-    };
+    let Some(gpu) = gpu_or_skip("cuda_writes_read_back_equal_to_host_writes") else { return };
     let i = Inst::new();
     let q = i.query(&["/A", "/B", "/C"]);
     let values = [1f32, 2., 3., 4., 5., 6.];
@@ -472,13 +466,7 @@ fn a_cuda_write_is_enqueued_without_waiting_for_its_producer() {
     use ovstage_backend_cuda::cust::memory::DeviceBuffer;
     use ovstage_backend_cuda::cust::stream::{Stream, StreamFlags};
     let _g = shared();
-    let gpu = match ovstage_backend_cuda::gpu::Gpu::new(0) {
-        Ok(g) => g,
-        Err(e) => {
-            println!("SKIP a_cuda_write_is_enqueued_without_waiting_for_its_producer: {e}");
-            return;
-        }
-    };
+    let Some(gpu) = gpu_or_skip("a_cuda_write_is_enqueued_without_waiting_for_its_producer") else { return };
     let i = Inst::new();
     let q = i.query(&["/A"]);
     let value = 2.5f32;
