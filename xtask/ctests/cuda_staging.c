@@ -174,18 +174,15 @@ int main(void)
         CHECK(log != NULL && strstr(log, "on 1234") == NULL && strstr(log, "wait") == NULL);
         before = strlen(log);
         r = write("synced", 11, data);
+        /* (A lane may already be running the op: its calls follow.) */
         log = getenv("OVSTAGE_FAKE_CUDA_LOG");
-        if (strcmp(log + before, queued) != 0) {
-            fprintf(stderr, "log: %s\n", log + before);
-        }
-        CHECK(strcmp(log + before, queued) == 0);
-        before = strlen(log);
+        CHECK(strncmp(log + before, queued, strlen(queued)) == 0);
         wait_ok(instance, r);
         log = getenv("OVSTAGE_FAKE_CUDA_LOG");
-        if (strcmp(log + before, ran) != 0) {
+        if (strlen(log + before) != strlen(queued) + strlen(ran) || strcmp(log + before + strlen(queued), ran) != 0) {
             fprintf(stderr, "log: %s\n", log + before);
         }
-        CHECK(strcmp(log + before, ran) == 0);
+        CHECK(strncmp(log + before, queued, strlen(queued)) == 0 && strcmp(log + before + strlen(queued), ran) == 0);
     }
     /* Per-row CUDA arrays are staged as one batch: one capture of cuda_sync,
      * a copy per row, one synchronisation. */

@@ -143,6 +143,9 @@ pub struct HostCopy {
     /// device), waited for once.
     #[cfg_attr(not(driven), allow(dead_code))]
     pending: Vec<(usize, usize)>,
+    /// Memory the copies read (packing tables), freed after them.
+    #[cfg_attr(not(driven), allow(dead_code))]
+    keep: Vec<HostCopy>,
     settled: std::sync::OnceLock<Result<(), StageError>>,
 }
 
@@ -245,7 +248,14 @@ impl HostCopy {
     }
 
     fn over(ptr: *mut u8, len: usize, block: Block) -> HostCopy {
-        HostCopy { ptr, len, block, pending: Vec::new(), settled: std::sync::OnceLock::new() }
+        HostCopy { ptr, len, block, pending: Vec::new(), keep: Vec::new(), settled: std::sync::OnceLock::new() }
+    }
+
+    /// Keeps `other` until this buffer's copies are done (it is dropped
+    /// with this one, after the wait).
+    #[cfg(driven)]
+    pub(crate) fn keep(&mut self, other: HostCopy) {
+        self.keep.push(other);
     }
 
     /// Notes an event (of `context`) that completes copies into the buffer.

@@ -102,12 +102,14 @@ def test_cuda_descriptor_waits_for_the_stream_and_event_it_is_given(fake_driver)
         # waited on by ours, then the caller's event, the copy and an event
         # that completes it, with the device's context current and the
         # caller's put back; the enqueue synchronises nothing.
-        assert log()[before:] == ("current c0;record e100 on 1234;wait 5100 e100;wait 5100 5678;"
-                                  "copy 12 on 5100;record e100 on 5100;current aa;"), log()[before:]
-        before = len(log())
+        queued = ("current c0;record e100 on 1234;wait 5100 e100;wait 5100 5678;"
+                  "copy 12 on 5100;record e100 on 5100;current aa;")
+        # (A lane may already be running the op: its calls follow.)
+        assert log()[before:].startswith(queued), log()[before:]
         op.wait()
         # The op waits for the copy when it runs.
-        assert log()[before:] == "current c0;event sync e100;destroy e100;current aa;", log()[before:]
+        ran = "current c0;event sync e100;destroy e100;current aa;"
+        assert log()[before:] == queued + ran, log()[before:]
         src[:] = 0  # the write holds its own copy
         assert latest("synced", 1) == [1.5, 2.5, 3.5]
     ''')

@@ -218,7 +218,8 @@ pub(super) unsafe fn stage_batch(copies: &[DeviceBytes], sync: CudaSync) -> Resu
 
 /// [`stage_batch`] once the copies are known to be on devices that are
 /// there: per device (in the order they first appear), its context made
-/// current, `sync` captured, its copies queued, its stream synchronised.
+/// current, `sync` captured, its copies queued, then an event that
+/// completes them, noted in the returned buffer (no host wait).
 ///
 /// # Safety
 /// As for [`super::stage_batch`].
@@ -317,9 +318,6 @@ unsafe fn copy_batch(
         for &i in &mine {
             done[i] = true;
         }
-        // (The tables were read when their uploads were queued: pageable
-        // memory is staged by the driver before the call returns.)
-        drop(tables);
         // Queued: an event completes the device's copies, waited for when
         // the bytes are read. Not queued: the stream is drained now, as a
         // copy queued before the failure must not land in memory that is
@@ -329,12 +327,20 @@ unsafe fn copy_batch(
             unsafe { completion(stream) }.map_err(at)
         });
         match completed {
-            Ok(event) => host.as_mut().expect("made above").pending_on(state.context as usize, event as usize),
+            Ok(event) => {
+                let host = host.as_mut().expect("made above");
+                host.pending_on(state.context as usize, event as usize);
+                // The packing tables are read by uploads that complete
+                // before the event: they live as long as the buffer.
+                tables.into_iter().for_each(|t| host.keep(t));
+            }
             Err(e) => {
                 // SAFETY: a live stream.
                 if call("cuStreamSynchronize", unsafe { cu_stream_synchronize(stream) }).is_err() {
-                    // The stream cannot be drained: the buffer may still be written.
+                    // The stream cannot be drained: the buffer may still be
+                    // written, the tables still read.
                     std::mem::forget(host.take());
+                    std::mem::forget(tables);
                 }
                 return Err(e);
             }
@@ -418,8 +424,10 @@ fn runs<'a>(copies: &'a [DeviceBytes], mine: &'a [usize]) -> impl Iterator<Item 
 /// Queues the packing of `run` on the kernels' stream: its table uploaded
 /// to the scratch memory (grown when short), then `copy_ranges` packing the
 /// run's bytes after it at their batch offsets relative to the run's first;
-/// returns where the packed bytes start. `tables` keeps the uploaded host
-/// tables until the stream is drained.
+/// returns where the packed bytes start. The table is uploaded from
+/// page-locked memory (an upload from pageable memory may wait for the
+/// stream, which waits for the client's work), pushed to `tables`, which
+/// must live until the upload is done.
 ///
 /// # Safety
 /// The run's sources are readable on the device; the gpu's context is
@@ -431,7 +439,7 @@ unsafe fn pack(
     copies: &[DeviceBytes],
     offsets: &[usize],
     run: &[usize],
-    tables: &mut Vec<Vec<u64>>,
+    tables: &mut Vec<HostCopy>,
 ) -> Result<u64, StageError> {
     let n = run.len();
     let base = offsets[run[0]];
@@ -455,16 +463,23 @@ unsafe fn pack(
         call("cuMemAlloc_v2", unsafe { cu_mem_alloc(&mut fresh, grown) })?;
         (*scratch, *capacity) = (fresh, grown);
     }
-    let mut table = Vec::with_capacity(3 * n);
-    table.extend(run.iter().map(|&i| copies[i].src));
-    table.extend(run.iter().map(|&i| copies[i].len as u64));
-    table.extend(run.iter().map(|&i| (offsets[i] - base) as u64));
+    let table = pool::acquire(3 * n * 8).ok_or(StageError::HostMemory { bytes: 3 * n * 8 })?;
+    let entries = run
+        .iter()
+        .map(|&i| copies[i].src)
+        .chain(run.iter().map(|&i| copies[i].len as u64))
+        .chain(run.iter().map(|&i| (offsets[i] - base) as u64));
+    for (k, v) in entries.enumerate() {
+        // SAFETY: 3n u64 slots in the table's memory, which is ours and
+        // 64-byte aligned; nothing reads it yet.
+        unsafe { table.as_ptr().cast_mut().cast::<u64>().add(k).write(v) };
+    }
     let packed = *scratch + table_bytes as u64;
     // SAFETY: the table fits the scratch's head; `tables` keeps it alive
-    // until the stream is drained; the run's bytes fit after it; the
-    // sources are the caller's promise.
+    // until the upload is done; the run's bytes fit after it; the sources
+    // are the caller's promise.
     unsafe {
-        call("cuMemcpyHtoDAsync_v2", cu_memcpy_htod_async(*scratch, table.as_ptr().cast(), table.len() * 8, stream))?;
+        call("cuMemcpyHtoDAsync_v2", cu_memcpy_htod_async(*scratch, table.as_ptr().cast(), 3 * n * 8, stream))?;
         let (srcs, lens, offs) = (*scratch, *scratch + 8 * n as u64, *scratch + 16 * n as u64);
         gpu.copy_ranges(packed, srcs, lens, offs, n as u32)
             .map_err(|e| StageError::Launch(format!("copy_ranges: {e}")))?;
