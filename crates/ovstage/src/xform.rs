@@ -1,14 +1,17 @@
 //! World transforms from local ones along the hierarchy: the contract's
-//! CPU_INCREMENTAL hierarchy computation model.
+//! hierarchy computation models.
 //!
 //! A prim's world matrix (`omni:fabric:worldMatrix`) is its local matrix
 //! (`omni:fabric:localMatrix`, authored as `omni:xform`) times its parent's
 //! world matrix, in the row-vector convention of 4x4 float64 matrices
 //! (row-major, translation in the last row). As the published library does,
-//! only prims that carry a world matrix and a local one, and whose parent
-//! carries a world matrix, are computed (a top-level prim keeps the world
-//! matrix written to it), and only rows whose value changes are recorded,
-//! as a change at the output ordinal.
+//! only prims that carry a world matrix and a local one are computed; a
+//! parent that carries no world matrix lends its local matrices composed
+//! to the top instead. The CPU model (CPU_INCREMENTAL) leaves a top-level
+//! prim the world matrix written to it and records the rows whose value
+//! changes; the GPU models (run where the process has a CUDA device, on
+//! the host: [`Rule::Gpu`]) give a top-level prim its local matrix and
+//! record every computed row, as the published library does on a GPU.
 //!
 //! It runs in two ways: `compute_hierarchy` (an op ordered with every
 //! mutation of the two attributes, reading the inputs as of its input
@@ -79,8 +82,8 @@ pub enum ComputationModel {
     /// selects it).
     CpuIncremental,
     /// GPU_INCREMENTAL or GPU_GLOBAL where the process has a CUDA device:
-    /// the same matrices and recorded rows as [`Self::CpuIncremental`],
-    /// computed on the host, where this build keeps its columns.
+    /// the GPU models' rule (see the module doc), computed on the host,
+    /// where this build keeps its columns.
     GpuOnHost,
     /// A GPU model where the process has no CUDA device (the reason): the
     /// op is accepted and fails when it runs, as the published library's.
@@ -98,12 +101,12 @@ pub const COMPUTATION_MODELS: [(u32, &str, &str); 4] = [
     (
         2,
         "gpu-incremental",
-        "As cpu-incremental, for a process with a CUDA device (computed on the host, where this build keeps its columns)",
+        "World matrices from local ones, top-level prims included, every computed row recorded; needs a CUDA device (computed on the host, where this build keeps its columns)",
     ),
     (
         3,
         "gpu-global",
-        "As cpu-incremental, for a process with a CUDA device (computed on the host, where this build keeps its columns)",
+        "World matrices from local ones, top-level prims included, every computed row recorded; needs a CUDA device (computed on the host, where this build keeps its columns)",
     ),
     (4, "runtime-default", "The process default: cpu-incremental"),
 ];
