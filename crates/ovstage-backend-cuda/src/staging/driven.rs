@@ -92,7 +92,7 @@ const PACK_MAX_COPY: usize = 1 << 20;
 const PACK_MAX_BYTES: usize = 32 << 20;
 
 // SAFETY: the handles are driver objects, usable from any thread once the
-// context is made current there (which `stage` does); the mutex around each
+// context is made current there (which `stage_batch` does); the mutex around each
 // state serialises the copies that use its stream and event.
 unsafe impl Send for DeviceState {}
 
@@ -132,21 +132,21 @@ pub(crate) unsafe fn follow_staging(stream: Handle) -> Result<(), StageError> {
     // SAFETY: the driver writes one handle.
     call("cuCtxGetCurrent", unsafe { cu_ctx_get_current(&mut current) })?;
     let mut fences = Vec::new();
-    let mut fenced = Ok(());
-    for state in devices.iter().flatten() {
-        let ours: Vec<Handle> = match &state.packer {
-            Packer::Ready { gpu, .. } => vec![state.stream, gpu.stream().as_inner().cast()],
-            _ => vec![state.stream],
+    // Every staging stream of every device (ours, and the packing
+    // kernels'), each in its device's context; the first failure stops.
+    let mut streams = devices.iter().flatten().flat_map(|state| {
+        let packing = match &state.packer {
+            Packer::Ready { gpu, .. } => Some(gpu.stream().as_inner().cast()),
+            _ => None,
         };
-        for s in ours {
-            // SAFETY: the state's live context and stream; the event is new.
-            fenced = unsafe { call("cuCtxSetCurrent", cu_ctx_set_current(state.context)).and_then(|()| completion(s)) }
-                .map(|event| fences.push(event));
-            if fenced.is_err() {
-                break;
-            }
-        }
-    }
+        std::iter::once(state.stream).chain(packing).map(|s| (state.context, s))
+    });
+    let fenced = streams.try_for_each(|(context, s)| {
+        // SAFETY: the state's live context and stream; the event is new.
+        let event = unsafe { call("cuCtxSetCurrent", cu_ctx_set_current(context)).and_then(|()| completion(s)) }?;
+        fences.push(event);
+        Ok(())
+    });
     // SAFETY: the calling thread's own context, put back; then `stream` per
     // the caller waits for each fence, which is destroyed (a wait queued
     // on an event keeps what it captured).
