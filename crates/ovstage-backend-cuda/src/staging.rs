@@ -1,12 +1,13 @@
-//! Device bytes brought to the host at enqueue (phase 1 of the design):
-//! a write from CUDA tensors copies their bytes into host memory on a
-//! stream of ours, after exactly the work the caller's `cuda_sync` names,
-//! and the write then runs as a write from host memory. So the sources are
-//! no longer read when the enqueue returns (long before the op completes),
-//! and managed tensors can be released as soon as they are.
+//! Device bytes brought to the host (phase 1 of the design): the enqueue of
+//! a write from CUDA tensors queues the copy of their bytes into host
+//! memory on a stream of ours, after exactly the work the caller's
+//! `cuda_sync` names, and an event after the copies; the write's op waits
+//! for that event when it runs, then runs as a write from host memory. So
+//! the enqueue waits for nothing on the device, and the sources are no
+//! longer read once the op has run.
 //!
 //! One call stages every CUDA tensor of a write as one batch: one capture
-//! of `cuda_sync` and one synchronisation per device, however many tensors
+//! of `cuda_sync` and one completing event per device, however many tensors
 //! (a per-row array payload is a tensor per prim). The bytes land in
 //! page-locked memory from a pool (see `driven::pool`), which the driver
 //! copies into at the bus's speed and which is reused from write to write
@@ -287,31 +288,35 @@ impl std::fmt::Debug for HostCopy {
     }
 }
 
-/// Copies each of `copies` into one host buffer, at [`batch_offsets`],
-/// after the work `sync` names (captured once per device). Returns once the
-/// copies are queued: [`HostCopy::wait`] waits for them (into page-locked
-/// memory they run on; into the heap the driver finishes them before
-/// returning). An error here is one of queueing, and nothing is left
-/// running. Without the CUDA backend there is no device to copy from.
+/// Copies each of `copies` into one host buffer, at [`batch_offsets`]
+/// (returned with it), after the work `sync` names (captured once per
+/// device). Returns once the copies are queued: [`HostCopy::wait`] waits
+/// for them (into page-locked memory they run on; into the heap the driver
+/// finishes them before returning). An error here is one of queueing, and
+/// nothing is left running. Without the CUDA backend there is no device to
+/// copy from.
 ///
 /// # Safety
 /// Each copy's `len` bytes at `src` are readable on its device, and `sync`'s
 /// handles, when set, are a live stream and event of the devices' primary
 /// contexts (or the legacy stream, 1).
-pub unsafe fn stage_batch(copies: &[DeviceBytes], sync: CudaSync) -> Result<HostCopy, BatchError> {
+pub unsafe fn stage_batch(copies: &[DeviceBytes], sync: CudaSync) -> Result<(HostCopy, Vec<usize>), BatchError> {
+    let Some((offsets, total)) = batch_offsets(copies) else {
+        return Err(BatchError { copy: 0, error: StageError::HostMemory { bytes: usize::MAX } });
+    };
+    if copies.is_empty() {
+        let empty = HostCopy::heap(0).expect("an empty buffer allocates nothing");
+        return Ok((empty, offsets));
+    }
     #[cfg(driven)]
     // SAFETY: forwarded.
-    let staged = unsafe { driven::stage_batch(copies, sync) };
+    let staged = unsafe { driven::stage_batch(copies, &offsets, total, sync) };
     #[cfg(not(driven))]
     let staged = {
-        let _ = sync;
-        let error = StageError::NoDevice(crate::probe_device(0).expect_err("no backend, no device"));
-        match copies.is_empty() {
-            true => HostCopy::heap(0).ok_or(BatchError { copy: 0, error }),
-            false => Err(BatchError { copy: 0, error }),
-        }
+        let _ = (total, sync);
+        Err(BatchError { copy: 0, error: StageError::NoDevice(crate::probe_device(0).expect_err("no backend")) })
     };
-    staged
+    staged.map(|host| (host, offsets))
 }
 
 /// How many page-locked staging blocks the driver gave so far, and how

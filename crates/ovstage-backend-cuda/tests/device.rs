@@ -277,8 +277,9 @@ fn a_staged_batch_lands_every_copy_at_its_offset() {
         let copies: Vec<DeviceBytes> =
             case.iter().map(|&(at, len)| DeviceBytes { device: 0, src: base + at as u64, len }).collect();
         // SAFETY: every range lies in `on_device`, whose upload finished.
-        let host = unsafe { stage_batch(&copies, CudaSync::NONE) }.expect("staged");
-        let (offsets, total) = batch_offsets(&copies).unwrap();
+        let (host, offsets) = unsafe { stage_batch(&copies, CudaSync::NONE) }.expect("staged");
+        let (laid_out, total) = batch_offsets(&copies).unwrap();
+        assert_eq!(offsets, laid_out);
         assert_eq!(host.len(), total);
         assert!(host.is_pinned(), "case {k}: staged into the heap");
         for (i, (&(at, len), off)) in case.iter().zip(offsets).enumerate() {

@@ -25,7 +25,7 @@ use smallvec::SmallVec;
 
 use crate::device::{Residency, residency};
 pub use ovstage_backend_cuda::staging::CudaSync;
-use ovstage_backend_cuda::staging::{DeviceBytes, HostCopy, batch_offsets, stage_batch};
+use ovstage_backend_cuda::staging::{DeviceBytes, HostCopy, stage_batch};
 
 /// More dimensions than any attribute payload has.
 pub const MAX_NDIM: i32 = 16;
@@ -415,7 +415,7 @@ unsafe fn stage_all(pending: &mut [(&mut Checked, &dyn Display)], sync: CudaSync
     let copies: Vec<DeviceBytes> = pending.iter().map(|(c, _)| extent(c)).collect();
     // SAFETY: each extent is its tensor's, readable on its device per the
     // caller, as are `sync`'s handles.
-    let host = unsafe { stage_batch(&copies, sync) }.map_err(|e| {
+    let (host, offsets) = unsafe { stage_batch(&copies, sync) }.map_err(|e| {
         let (what, copy) = (pending[e.copy].1, copies[e.copy]);
         let status = if e.error.is_out_of_memory() { Status::OutOfMemory } else { Status::InvalidArgument };
         Error::new(
@@ -424,7 +424,6 @@ unsafe fn stage_all(pending: &mut [(&mut Checked, &dyn Display)], sync: CudaSync
         )
     })?;
     let host = Arc::new(host);
-    let (offsets, _) = batch_offsets(&copies).expect("the batch was laid out by the same offsets");
     for ((c, _), offset) in pending.iter_mut().zip(offsets) {
         let d = c.on_device.take().expect("only tensors on a device are staged");
         c.first = host.as_ptr().wrapping_add(offset).wrapping_offset(-d.low as isize);

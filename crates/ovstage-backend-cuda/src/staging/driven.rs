@@ -187,17 +187,17 @@ pub(crate) fn primary_context(ordinal: u32) -> Result<Handle, StageError> {
     Ok(devices[slot].as_ref().expect("just made").context)
 }
 
-/// [`super::stage_batch`] with the driver.
+/// [`super::stage_batch`] with the driver, once the copies are laid out
+/// (`offsets`, `total` from [`super::batch_offsets`]; at least one copy).
 ///
 /// # Safety
 /// As for [`super::stage_batch`].
-pub(super) unsafe fn stage_batch(copies: &[DeviceBytes], sync: CudaSync) -> Result<HostCopy, BatchError> {
-    let Some((offsets, total)) = super::batch_offsets(copies) else {
-        return Err(BatchError { copy: 0, error: StageError::HostMemory { bytes: usize::MAX } });
-    };
-    if copies.is_empty() {
-        return HostCopy::heap(0).ok_or(BatchError { copy: 0, error: StageError::HostMemory { bytes: 0 } });
-    }
+pub(super) unsafe fn stage_batch(
+    copies: &[DeviceBytes],
+    offsets: &[usize],
+    total: usize,
+    sync: CudaSync,
+) -> Result<HostCopy, BatchError> {
     for (i, c) in copies.iter().enumerate() {
         crate::probe_device(c.device).map_err(|e| BatchError { copy: i, error: StageError::NoDevice(e) })?;
     }
@@ -208,7 +208,7 @@ pub(super) unsafe fn stage_batch(copies: &[DeviceBytes], sync: CudaSync) -> Resu
     call("cuCtxGetCurrent", unsafe { cu_ctx_get_current(&mut previous) })
         .map_err(|error| BatchError { copy: 0, error })?;
     // SAFETY: forwarded.
-    let copied = unsafe { copy_batch(copies, &offsets, total, sync) };
+    let copied = unsafe { copy_batch(copies, offsets, total, sync) };
     // SAFETY: the context that was current (or none) a moment ago.
     let restored = call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(previous) });
     let host = copied?;
