@@ -194,16 +194,12 @@ impl HostBytes for Payload {
 }
 
 /// A validated tensor descriptor: where its first element is, its
-/// element type and shape, and whether its elements are packed. A CUDA
-/// tensor's extent is `on_device` until [`stage_all`] copies it to the host
-/// (into `staged`, which `first` then points into): `first` is not a host
-/// address before.
+/// element type and shape, and whether its elements are packed.
 struct Checked {
+    /// In host memory: the tensor's own, or its staged copy's. On a device
+    /// until [`stage_all`] points it into the copy.
     first: *const u8,
-    /// A CUDA tensor's byte extent, not yet staged.
-    on_device: Option<OnDevice>,
-    /// The host copy of a CUDA tensor's bytes (its whole extent).
-    staged: Option<Staged>,
+    bytes_at: BytesAt,
     dtype: DType,
     /// `shape[..ndim]` is the shape.
     dims: [u64; MAX_NDIM as usize],
@@ -211,6 +207,22 @@ struct Checked {
     /// Whether the strides are not the compact row-major ones.
     strided: bool,
     bytes: usize,
+}
+
+/// Where a checked tensor's bytes are.
+enum BytesAt {
+    /// Host memory, read in place.
+    Host,
+    /// A CUDA tensor's extent, not yet staged.
+    Device(OnDevice),
+    /// The host copy of a CUDA tensor's extent.
+    Staged(Staged),
+}
+
+impl BytesAt {
+    fn on_device(&self) -> bool {
+        matches!(self, BytesAt::Device(_))
+    }
 }
 
 /// A CUDA tensor's byte extent on its device.
@@ -388,16 +400,16 @@ unsafe fn check(t: &DLTensor, sync: CudaSync, what: impl Display + Copy) -> Resu
         return Err(Error::invalid_argument(format!("{what}: data is NULL but the tensor holds {bytes} bytes")));
     }
     let first = (t.data as *const u8).wrapping_add(t.byte_offset as usize);
-    let on_device = match place {
-        Residency::Cuda(device) => Some(OnDevice {
+    let bytes_at = match place {
+        Residency::Cuda(device) => BytesAt::Device(OnDevice {
             device,
             src: (first as u64).wrapping_add_signed(extent.0),
             len: (extent.1 - extent.0) as usize,
             low: extent.0,
         }),
-        Residency::Host => None,
+        Residency::Host => BytesAt::Host,
     };
-    Ok(Checked { first, on_device, staged: None, dtype, dims, ndim, strided, bytes })
+    Ok(Checked { first, bytes_at, dtype, dims, ndim, strided, bytes })
 }
 
 /// Copies the extents of `pending`'s CUDA tensors (each named by its
@@ -408,9 +420,9 @@ unsafe fn check(t: &DLTensor, sync: CudaSync, what: impl Display + Copy) -> Resu
 /// # Safety
 /// As for [`check`], which each tensor passed.
 unsafe fn stage_all(pending: &mut [(&mut Checked, &dyn Display)], sync: CudaSync) -> Result<()> {
-    let extent = |c: &Checked| {
-        let d = c.on_device.as_ref().expect("only tensors on a device are staged");
-        DeviceBytes { device: d.device, src: d.src, len: d.len }
+    let extent = |c: &Checked| match &c.bytes_at {
+        BytesAt::Device(d) => DeviceBytes { device: d.device, src: d.src, len: d.len },
+        _ => unreachable!("only tensors on a device are staged"),
     };
     let copies: Vec<DeviceBytes> = pending.iter().map(|(c, _)| extent(c)).collect();
     // SAFETY: each extent is its tensor's, readable on its device per the
@@ -425,9 +437,12 @@ unsafe fn stage_all(pending: &mut [(&mut Checked, &dyn Display)], sync: CudaSync
     })?;
     let host = Arc::new(host);
     for ((c, _), offset) in pending.iter_mut().zip(offsets) {
-        let d = c.on_device.take().expect("only tensors on a device are staged");
-        c.first = host.as_ptr().wrapping_add(offset).wrapping_offset(-d.low as isize);
-        c.staged = Some(Staged { copy: host.clone(), offset, len: d.len, _owner: None });
+        let (low, len) = match &c.bytes_at {
+            BytesAt::Device(d) => (d.low, d.len),
+            _ => unreachable!("only tensors on a device are staged"),
+        };
+        c.first = host.as_ptr().wrapping_add(offset).wrapping_offset(-low as isize);
+        c.bytes_at = BytesAt::Staged(Staged { copy: host.clone(), offset, len, _owner: None });
     }
     Ok(())
 }
@@ -552,7 +567,7 @@ pub unsafe fn tensor(
 ) -> Result<Tensor> {
     // SAFETY: forwarded.
     let mut c = unsafe { check(t, sync, what) }?;
-    if c.on_device.is_some() {
+    if c.bytes_at.on_device() {
         // SAFETY: forwarded.
         unsafe { stage_all(&mut [(&mut c, &what)], sync) }?;
     }
@@ -578,7 +593,7 @@ unsafe fn finish(
         let bytes = unsafe { gather_checked(&mut c, t.strides, bound(), what) }?;
         return Tensor::new(bytes, c.dtype, c.shape());
     }
-    if let Some(mut staged) = c.staged.take() {
+    if let BytesAt::Staged(mut staged) = std::mem::replace(&mut c.bytes_at, BytesAt::Host) {
         // Compact: the host copy is exactly the tensor's bytes, maybe still
         // arriving; the managed source lives as long.
         staged._owner = owner.cloned();
@@ -600,7 +615,7 @@ unsafe fn gather_checked(
 ) -> Result<Vec<u8>> {
     let (rows, _) = Tensor::row_shape(c.dtype, c.shape())
         .map_err(|e| Error::new(e.status(), format!("{what}: {}", e.message())))?;
-    if let Some(staged) = &c.staged {
+    if let BytesAt::Staged(staged) = &c.bytes_at {
         // The gather reads the host copy: wait for it.
         staged.copy.wait().map_err(|e| {
             let status = if e.is_out_of_memory() { Status::OutOfMemory } else { Status::InvalidArgument };
@@ -719,13 +734,13 @@ pub unsafe fn tensors(
         // SAFETY: forwarded.
         checked.push(unsafe { check(t, sync, name) }?);
     }
-    if checked.iter().any(|c| c.on_device.is_some()) {
+    if checked.iter().any(|c| c.bytes_at.on_device()) {
         // Every CUDA tensor of the write in one batch.
         let names: SmallVec<[Named<'_>; 1]> = (0..inputs.len()).map(|i| inputs.get(i, what).2).collect();
         let mut pending: Vec<(&mut Checked, &dyn Display)> = checked
             .iter_mut()
             .zip(&names)
-            .filter(|(c, _)| c.on_device.is_some())
+            .filter(|(c, _)| c.bytes_at.on_device())
             .map(|(c, n)| (c, n as &dyn Display))
             .collect();
         // SAFETY: forwarded.
@@ -772,7 +787,7 @@ pub unsafe fn array_rows(
         // SAFETY: forwarded.
         let mut c = unsafe { check(t, sync, name) }?;
         rows.push(c.dtype, c.shape()).map_err(|e| Error::new(e.status(), format!("{name}: {}", e.message())))?;
-        if c.on_device.is_some() {
+        if c.bytes_at.on_device() {
             spans.push((std::ptr::null(), 0));
             on_device.push((i, c));
             like = None;
@@ -807,7 +822,9 @@ pub unsafe fn array_rows(
             } else {
                 (c.first, c.bytes)
             };
-            staged = c.staged.as_ref().map(|s| s.copy.clone());
+            if let BytesAt::Staged(s) = &c.bytes_at {
+                staged = Some(s.copy.clone());
+            }
         }
     }
     rows.over(RowSpans { spans, _gathered: gathered, _staged: staged, _owners: owners })
