@@ -417,6 +417,13 @@ fn managed_array_rows_are_released_once_each() {
 /// GPU check's bundle runs it where there is one). Built where the backend
 /// drives a driver (its `driven` cfg, see its build.rs: a cfg of another
 /// crate, so spelled out here).
+/// `t` described over device memory at `address` on CUDA device 0.
+#[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
+fn on_cuda_device_0(t: DLTensor, address: u64) -> DLTensor {
+    let device = DLDevice { device_type: crate::abi::dlpack::DLDeviceType(2), device_id: 0 };
+    DLTensor { data: address as *mut std::ffi::c_void, device, ..t }
+}
+
 #[cfg(all(feature = "cuda", target_arch = "x86_64", target_os = "linux"))]
 #[test]
 fn cuda_writes_read_back_equal_to_host_writes() {
@@ -430,9 +437,7 @@ fn cuda_writes_read_back_equal_to_host_writes() {
     gpu.synchronize().expect("synchronize");
     let mut shape = [3i64, 2];
     let host = f32_tensor(&values, &mut shape, 1);
-    let mut device = host;
-    device.data = on_device.as_device_ptr().as_raw() as *mut std::ffi::c_void;
-    device.device = DLDevice { device_type: crate::abi::dlpack::DLDeviceType(2), device_id: 0 };
+    let device = on_cuda_device_0(host, on_device.as_device_ptr().as_raw());
     i.done(write(&i, q, "h", 1, write_data(&host)));
     i.done(write(&i, q, "d", 1, write_data(&device)));
     let map = [2u32, 0];
@@ -476,9 +481,7 @@ fn a_cuda_write_is_enqueued_without_waiting_for_its_producer() {
     // SAFETY: `out` is a device u32; one thread writes it after 300 ms.
     unsafe { gpu.spin_ns(300_000_000, out.as_device_ptr().as_raw(), value.to_bits(), &producer) }.expect("launch");
     let mut shape = [1i64];
-    let mut t = f32_tensor(&[0.], &mut shape, 1);
-    t.data = out.as_device_ptr().as_raw() as *mut std::ffi::c_void;
-    t.device = DLDevice { device_type: crate::abi::dlpack::DLDeviceType(2), device_id: 0 };
+    let t = on_cuda_device_0(f32_tensor(&[0.], &mut shape, 1), out.as_device_ptr().as_raw());
     let sync = ovstage_cuda_sync_t { stream: producer.as_inner() as usize, wait_event: 0 };
     let r = write(&i, q, "produced", 1, ovstage_write_data_t { cuda_sync: sync, ..write_data(&t) });
     // SAFETY: a live stream.
