@@ -250,17 +250,10 @@ impl StageInner {
             .collect();
         let locals: Vec<Option<&[u8]>> =
             prims.iter().map(|p| local_g.row_of(*p).and_then(|r| all_locals[r as usize])).collect();
-        let ancestor_locals: HashMap<PrimPath, Matrix> = {
-            let ancestors: Vec<PrimPath> = ancestry.keys().copied().collect();
-            let (rows, at): (Vec<u32>, Vec<usize>) =
-                ancestors.iter().enumerate().filter_map(|(i, p)| Some((local_g.row_of(*p)?, i))).unzip();
-            local_g
-                .cells_as_of(&rows, input)
-                .into_iter()
-                .zip(at)
-                .filter_map(|(cell, i)| Some((ancestors[i], cell.and_then(matrix)?)))
-                .collect()
-        };
+        let ancestor_locals: HashMap<PrimPath, Matrix> = ancestry
+            .keys()
+            .filter_map(|a| Some((*a, local_g.row_of(*a).and_then(|r| all_locals[r as usize]).and_then(matrix)?)))
+            .collect();
         // A prim's local matrices composed up to the top (identity where a
         // prim has none): what the published library uses for a parent that
         // carries no world matrix.
