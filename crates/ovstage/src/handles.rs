@@ -25,35 +25,30 @@ fn next_salt() -> u64 {
 /// aliasing a live entry. Handles are never 0. The stage keeps one per
 /// kind of handle; the bindings use it for the results they hold for
 /// clients (read groups, query and hierarchy results).
-pub struct HandleTable<T> {
-    slots: Mutex<SlotMap<DefaultKey, T>>,
+///
+/// A table may keep state of its own beside its values (`X`), under the
+/// same lock: what a holder updates together with an insert or a removal
+/// costs no second lock (see [`HandleTable::locked`]).
+pub struct HandleTable<T, X = ()> {
+    slots: Mutex<Slots<T, X>>,
     /// XORed into the version half of the raw key. Its lowest version bit is
     /// clear, so encoded versions stay odd and never decode to 0.
     salt: u64,
 }
 
-impl<T> Default for HandleTable<T> {
-    fn default() -> Self {
-        HandleTable::new()
-    }
+struct Slots<T, X> {
+    map: SlotMap<DefaultKey, T>,
+    extra: X,
 }
 
-impl<T> std::fmt::Debug for HandleTable<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HandleTable").field("len", &self.len()).finish_non_exhaustive()
-    }
+/// A handle table's values and extra state, locked (see
+/// [`HandleTable::locked`]).
+pub struct Locked<'a, T, X> {
+    slots: MutexGuard<'a, Slots<T, X>>,
+    salt: u64,
 }
 
-impl<T> HandleTable<T> {
-    /// An empty table with a salt of its own.
-    pub fn new() -> HandleTable<T> {
-        HandleTable { slots: Mutex::new(SlotMap::new()), salt: (next_salt() & 0xffff_fffe) << 32 }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, SlotMap<DefaultKey, T>> {
-        lock(&self.slots)
-    }
-
+impl<T, X> Locked<'_, T, X> {
     fn encode(&self, key: DefaultKey) -> u64 {
         key.data().as_ffi() ^ self.salt
     }
@@ -63,28 +58,78 @@ impl<T> HandleTable<T> {
     }
 
     /// Inserts the value built for its own raw handle; returns the handle.
-    pub fn insert_with(&self, make: impl FnOnce(u64) -> T) -> u64 {
-        let mut slots = self.lock();
+    pub fn insert_with(&mut self, make: impl FnOnce(u64) -> T) -> u64 {
+        let salt = self.salt;
         let mut raw = 0;
-        slots.insert_with_key(|key| {
-            raw = self.encode(key);
+        self.slots.map.insert_with_key(|key| {
+            raw = key.data().as_ffi() ^ salt;
             make(raw)
         });
         raw
+    }
+
+    /// The value of `raw`, if the table holds it.
+    pub fn get_mut(&mut self, raw: u64) -> Option<&mut T> {
+        let key = self.decode(raw);
+        self.slots.map.get_mut(key)
+    }
+
+    /// Removes and returns the value of `raw`, if the table holds it.
+    pub fn remove(&mut self, raw: u64) -> Option<T> {
+        let key = self.decode(raw);
+        self.slots.map.remove(key)
+    }
+
+    /// The table's own state.
+    pub fn extra(&mut self) -> &mut X {
+        &mut self.slots.extra
+    }
+}
+
+impl<T, X: Default> Default for HandleTable<T, X> {
+    fn default() -> Self {
+        HandleTable::new()
+    }
+}
+
+impl<T, X> std::fmt::Debug for HandleTable<T, X> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandleTable").field("len", &self.len()).finish_non_exhaustive()
+    }
+}
+
+impl<T, X: Default> HandleTable<T, X> {
+    /// An empty table with a salt of its own.
+    pub fn new() -> HandleTable<T, X> {
+        let slots = Slots { map: SlotMap::new(), extra: X::default() };
+        HandleTable { slots: Mutex::new(slots), salt: (next_salt() & 0xffff_fffe) << 32 }
+    }
+}
+
+impl<T, X> HandleTable<T, X> {
+    /// The values and the extra state under the table's lock, for a change
+    /// of both at once.
+    pub fn locked(&self) -> Locked<'_, T, X> {
+        Locked { slots: lock(&self.slots), salt: self.salt }
+    }
+
+    /// Inserts the value built for its own raw handle; returns the handle.
+    pub fn insert_with(&self, make: impl FnOnce(u64) -> T) -> u64 {
+        self.locked().insert_with(make)
     }
 
     /// Inserts `value`; returns what `view` makes of its handle and the
     /// value as stored (under the table's lock, so the value cannot be
     /// removed meanwhile).
     pub fn insert_view<V>(&self, value: T, view: impl FnOnce(u64, &T) -> V) -> V {
-        let mut slots = self.lock();
-        let key = slots.insert(value);
-        view(self.encode(key), &slots[key])
+        let mut t = self.locked();
+        let key = t.slots.map.insert(value);
+        view(t.encode(key), &t.slots.map[key])
     }
 
     /// Runs `f` on the value of `raw`, if the table holds it.
     pub fn with_mut<R>(&self, raw: u64, f: impl FnOnce(&mut T) -> R) -> Option<R> {
-        self.lock().get_mut(self.decode(raw)).map(f)
+        self.locked().get_mut(raw).map(f)
     }
 
     /// Runs `f` on the value of `raw`, if the table holds it, and removes
@@ -92,20 +137,19 @@ impl<T> HandleTable<T> {
     /// the last reference). Returns `f`'s result and the removed value,
     /// which the caller drops after the lock is released.
     pub fn with_mut_remove_if<R>(&self, raw: u64, f: impl FnOnce(&mut T) -> (R, bool)) -> Option<(R, Option<T>)> {
-        let key = self.decode(raw);
-        let mut slots = self.lock();
-        let (r, remove) = f(slots.get_mut(key)?);
-        Some((r, if remove { slots.remove(key) } else { None }))
+        let mut t = self.locked();
+        let (r, remove) = f(t.get_mut(raw)?);
+        Some((r, if remove { t.remove(raw) } else { None }))
     }
 
     /// Removes and returns the value of `raw`, if the table holds it.
     pub fn remove(&self, raw: u64) -> Option<T> {
-        self.lock().remove(self.decode(raw))
+        self.locked().remove(raw)
     }
 
     /// Number of values held.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.locked().slots.map.len()
     }
 
     /// Whether the table holds nothing.
@@ -114,10 +158,10 @@ impl<T> HandleTable<T> {
     }
 }
 
-impl<T: Clone> HandleTable<T> {
+impl<T: Clone, X> HandleTable<T, X> {
     /// A copy of the value of `raw`, if the table holds it.
     pub fn get(&self, raw: u64) -> Option<T> {
-        self.lock().get(self.decode(raw)).cloned()
+        self.locked().get_mut(raw).map(|v| v.clone())
     }
 }
 

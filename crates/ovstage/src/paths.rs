@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 
 use ovstage_types::{Error, PathList, PrimPath, Result, Status, Token};
 use smallvec::SmallVec;
 
 use crate::handles::HandleTable;
-use ovstage_types::sync::{lock, read, write};
+use ovstage_types::sync::{read, write};
 
 /// Whether every path is at most `known` (`known` below 2^63), in one
 /// pass without branches or an early exit, so that it vectorizes with the
@@ -26,6 +26,88 @@ fn all_known(paths: &[PrimPath], known: u64) -> bool {
     debug_assert!((1..1 << 63).contains(&known));
     let acc = paths.iter().fold(0u64, |acc, p| acc | known.wrapping_sub(p.get()) | p.get());
     acc >> 63 == 0
+}
+
+/// The bits whose top one is set when the raw id `id` is 0 or not one of
+/// the `known` paths, by the reasoning of `all_known` applied to `id - 1`
+/// against `known - 1` (`id - 1` wraps to 2^64 - 1 for 0).
+#[inline(always)]
+fn valid_bits(id: u64, known: u64) -> u64 {
+    let below = id.wrapping_sub(1);
+    (known - 1).wrapping_sub(below) | below
+}
+
+/// Where a new list's paths come from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// Paths checked already.
+    Paths(&'a [PrimPath]),
+    /// A client's raw ids, checked as they are copied (see `valid_bits`).
+    Ids { ids: &'a [u64], known: u64 },
+}
+
+impl Source<'_> {
+    #[inline(always)]
+    fn len(self) -> usize {
+        match self {
+            Source::Paths(paths) => paths.len(),
+            Source::Ids { ids, .. } => ids.len(),
+        }
+    }
+
+    /// The path of raw id `id`, ORing its check into `acc` (an invalid
+    /// one sets the top bit). Branch-free, so the loops vectorize: an id of
+    /// 0 becomes the root here, and the list is then dropped.
+    #[inline(always)]
+    fn convert(acc: &mut u64, id: u64, known: u64) -> PrimPath {
+        *acc |= valid_bits(id, known);
+        PrimPath::from_raw(id).unwrap_or(ROOT)
+    }
+
+    /// Copies the paths into `to` (of their length); false when one is
+    /// invalid.
+    #[inline(always)]
+    fn fill(self, to: &mut [PrimPath]) -> bool {
+        match self {
+            Source::Paths(paths) => {
+                to.copy_from_slice(paths);
+                true
+            }
+            Source::Ids { ids, known } => {
+                let mut acc = 0u64;
+                for (to, id) in to.iter_mut().zip(ids) {
+                    *to = Self::convert(&mut acc, *id, known);
+                }
+                acc >> 63 == 0
+            }
+        }
+    }
+
+    /// The paths in a new shared buffer; `None` when one is invalid.
+    #[inline(always)]
+    fn fresh(self) -> Option<Arc<[PrimPath]>> {
+        match self {
+            Source::Paths(paths) => Some(paths.into()),
+            Source::Ids { ids, known } => {
+                let mut acc = 0u64;
+                let paths: Arc<[PrimPath]> = ids.iter().map(|id| Self::convert(&mut acc, *id, known)).collect();
+                (acc >> 63 == 0).then_some(paths)
+            }
+        }
+    }
+
+    /// The paths of a short list; `None` when one is invalid.
+    #[inline(always)]
+    fn inline(self) -> Option<SmallVec<[PrimPath; INLINE_PATHS]>> {
+        match self {
+            Source::Paths(paths) => Some(SmallVec::from_slice(paths)),
+            Source::Ids { ids, known } => {
+                let mut acc = 0u64;
+                let paths = ids.iter().map(|id| Self::convert(&mut acc, *id, known)).collect();
+                (acc >> 63 == 0).then_some(paths)
+            }
+        }
+    }
 }
 
 /// The root path `/`, the first path of every dictionary.
@@ -170,13 +252,14 @@ pub struct PathDictionary {
     /// `interner.tokens.len()`, raised the same way: a token at most this
     /// is known without taking the lock.
     token_count: AtomicUsize,
-    lists: HandleTable<ListEntry>,
-    /// The buffer of a released list that nothing else held (of at least
-    /// `SPARE_MIN_PATHS` paths), reused by the next list of its length: a
-    /// loop that creates and destroys lists of one size (a per-step
-    /// selection) allocates nothing.
-    spare: Mutex<Option<Arc<[PrimPath]>>>,
-    /// The length of `spare`'s buffer, 0 when there is none: readable
+    /// The lists, and the buffer of a released list that nothing else
+    /// held (of at least `SPARE_MIN_PATHS` paths), reused by the next list
+    /// of its length: a loop that creates and destroys lists of one size
+    /// (a per-step selection) allocates nothing. Kept under the table's
+    /// lock, so taking it and inserting the list (or removing a list and
+    /// keeping its buffer) is one lock, not two.
+    lists: HandleTable<ListEntry, Option<Arc<[PrimPath]>>>,
+    /// The length of the kept buffer, 0 when there is none: readable
     /// without the lock, so lists of other lengths, and releases while a
     /// buffer is kept, cost one load.
     spare_len: AtomicUsize,
@@ -185,11 +268,16 @@ pub struct PathDictionary {
 /// The largest released list buffer kept for reuse.
 const SPARE_BYTES: usize = 1 << 20;
 
-/// The smallest list kept for reuse (in paths): the allocator's
-/// thread-local cache serves smaller buffers faster than the slot's lock,
-/// whose two atomic operations per create and per destroy made churn of 8
-/// and 64 paths 25 ns slower.
-const SPARE_MIN_PATHS: usize = 128;
+/// The longest list filled into the kept buffer under the table's lock
+/// (32 KiB, well under a microsecond to copy); a longer one is filled
+/// after the lock is released (one more lock to insert it).
+const LOCKED_FILL_PATHS: usize = 4096;
+
+/// The smallest list kept for reuse (in paths): every list that does not
+/// live in its entry. Keeping the buffer costs nothing more than the
+/// table's lock, which the release takes anyway; reusing it saves the
+/// allocation and the collection loop (churn of 64-path lists through the C ABI: 77 -> 50 ns).
+const SPARE_MIN_PATHS: usize = INLINE_PATHS + 1;
 
 impl Default for PathDictionary {
     fn default() -> Self {
@@ -249,7 +337,6 @@ impl PathDictionary {
             path_count: AtomicUsize::new(1),
             token_count: AtomicUsize::new(0),
             lists: HandleTable::new(),
-            spare: Mutex::new(None),
             spare_len: AtomicUsize::new(0),
         }
     }
@@ -441,44 +528,108 @@ impl PathDictionary {
         if !all_known(paths, known) {
             return Err(Self::first_unknown(paths, known));
         }
-        if paths.len() <= INLINE_PATHS {
-            return Ok(self.insert_list(ListPaths::Inline(SmallVec::from_slice(paths))));
-        }
-        let reused = self.spare_buffer(paths.len()).and_then(|mut buffer| {
-            Arc::get_mut(&mut buffer)?.copy_from_slice(paths);
-            Some(buffer)
-        });
-        Ok(self.insert_list(ListPaths::Shared(reused.unwrap_or_else(|| paths.into()))))
+        Ok(self.insert_new_list(Source::Paths(paths)).expect("checked paths"))
     }
 
-    /// The kept buffer of a released list when it has `len` paths (taken
-    /// out; it is unique, as nothing held it when it was kept).
-    fn spare_buffer(&self, len: usize) -> Option<Arc<[PrimPath]>> {
+    /// A new path list (reference count 1) of raw path ids as a C client
+    /// passes them (`what` names the array in errors): each is checked
+    /// (not 0, minted here) as it is copied, in one pass over the ids
+    /// instead of a check for 0, a check for known paths and a copy.
+    /// Always inlined, as [`PathDictionary::create_path_list`] is.
+    #[inline(always)]
+    pub fn create_path_list_from_ids(&self, ids: &[u64], what: &str) -> Result<PathList> {
+        let known = self.known_paths();
+        self.insert_new_list(Source::Ids { ids, known }).ok_or_else(|| Self::first_invalid(ids, known, what))
+    }
+
+    /// The error for ids of which one is invalid: the first 0 (a malformed
+    /// argument) before any unknown path.
+    #[cold]
+    fn first_invalid(ids: &[u64], known: u64, what: &str) -> Error {
+        if let Some(i) = ids.iter().position(|id| *id == 0) {
+            return Error::invalid_argument(format!("{what}[{i}] is the invalid path 0"));
+        }
+        let bad = ids.iter().find(|id| valid_bits(**id, known) >> 63 != 0).expect("an invalid id");
+        Self::unknown_path(PrimPath::from_raw(*bad).expect("not 0"))
+    }
+
+    /// Inserts a new list of `src`'s paths; `None` (nothing inserted) when
+    /// one is invalid. A short list lives in its entry; a longer one goes
+    /// into the kept buffer when it has that length, filled and inserted
+    /// under the table's one lock when it is short enough
+    /// (`LOCKED_FILL_PATHS`), taken out first otherwise; else into a new
+    /// buffer. A refused list's kept buffer stays kept. Always inlined, so
+    /// that the copy loops compile with the caller's vector width.
+    #[inline(always)]
+    fn insert_new_list(&self, src: Source<'_>) -> Option<PathList> {
+        let len = src.len();
+        if len <= INLINE_PATHS {
+            return src.inline().map(|paths| self.insert_list(ListPaths::Inline(paths)));
+        }
         if len < SPARE_MIN_PATHS || self.spare_len.load(Ordering::Relaxed) != len {
+            return src.fresh().map(|paths| self.insert_list(ListPaths::Shared(paths)));
+        }
+        let mut t = self.lists.locked();
+        let Some(mut buffer) = t.extra().take_if(|b| b.len() == len) else {
+            drop(t);
+            return src.fresh().map(|paths| self.insert_list(ListPaths::Shared(paths)));
+        };
+        self.spare_len.store(0, Ordering::Relaxed);
+        if len > LOCKED_FILL_PATHS {
+            drop(t);
+            return self.fill_taken(src, buffer);
+        }
+        // Kept buffers are unique (see `worth_keeping`).
+        let Some(to) = Arc::get_mut(&mut buffer) else {
+            drop(t);
+            return src.fresh().map(|paths| self.insert_list(ListPaths::Shared(paths)));
+        };
+        if !src.fill(to) {
+            self.spare_len.store(len, Ordering::Relaxed);
+            *t.extra() = Some(buffer);
             return None;
         }
-        let mut spare = lock(&self.spare);
-        let buffer = spare.take_if(|b| b.len() == len);
-        if buffer.is_some() {
-            self.spare_len.store(0, Ordering::Relaxed);
-        }
-        buffer
+        let raw = t.insert_with(|_| ListEntry { paths: ListPaths::Shared(buffer), refs: 1 });
+        Some(PathList::from_raw(raw).expect("handles are never 0"))
     }
 
-    /// Keeps a released list's buffer for reuse when none is kept, nothing
-    /// else holds it and it is not too large; otherwise it is freed.
-    fn keep_spare(&self, mut buffer: Arc<[PrimPath]>) {
-        if buffer.len() < SPARE_MIN_PATHS
-            || self.spare_len.load(Ordering::Relaxed) != 0
-            || std::mem::size_of_val(&*buffer) > SPARE_BYTES
-            || Arc::get_mut(&mut buffer).is_none()
-        {
+    /// [`PathDictionary::insert_new_list`] for a long list: the kept
+    /// buffer, taken out of the table, is filled without its lock.
+    #[inline(always)]
+    fn fill_taken(&self, src: Source<'_>, mut buffer: Arc<[PrimPath]>) -> Option<PathList> {
+        let valid = match Arc::get_mut(&mut buffer) {
+            Some(to) => src.fill(to),
+            None => return src.fresh().map(|paths| self.insert_list(ListPaths::Shared(paths))),
+        };
+        if valid {
+            Some(self.insert_list(ListPaths::Shared(buffer)))
+        } else {
+            self.keep_spare(buffer);
+            None
+        }
+    }
+
+    /// Whether a released list's buffer may be kept: nothing else holds
+    /// it (no `Weak` of a list's buffer is ever made, so one strong
+    /// reference is uniqueness), it is not too small or too large, and
+    /// none is kept.
+    fn worth_keeping(&self, buffer: &Arc<[PrimPath]>) -> bool {
+        buffer.len() >= SPARE_MIN_PATHS
+            && self.spare_len.load(Ordering::Relaxed) == 0
+            && std::mem::size_of_val(&**buffer) <= SPARE_BYTES
+            && Arc::strong_count(buffer) == 1
+    }
+
+    /// Keeps a released list's buffer for reuse when it is worth keeping
+    /// (see `worth_keeping`) and none is kept; otherwise it is freed.
+    fn keep_spare(&self, buffer: Arc<[PrimPath]>) {
+        if !self.worth_keeping(&buffer) {
             return;
         }
-        let mut spare = lock(&self.spare);
-        if spare.is_none() {
+        let mut t = self.lists.locked();
+        if t.extra().is_none() {
             self.spare_len.store(buffer.len(), Ordering::Relaxed);
-            *spare = Some(buffer);
+            *t.extra() = Some(buffer);
         }
     }
 
@@ -517,17 +668,23 @@ impl PathDictionary {
 
     /// Drops a reference; the list is gone when the last one is released.
     pub fn release_path_list_reference(&self, list: PathList) -> Result<()> {
-        let ((), removed) = self
-            .lists
-            .with_mut_remove_if(list.get(), |entry| {
-                entry.refs -= 1;
-                ((), entry.refs == 0)
-            })
-            .ok_or_else(|| Self::unknown_list(list))?;
-        // The last reference's list is kept for reuse or freed here, after
-        // the table's lock.
-        if let Some(ListEntry { paths: ListPaths::Shared(paths), .. }) = removed {
-            self.keep_spare(paths);
+        let mut t = self.lists.locked();
+        let entry = t.get_mut(list.get()).ok_or_else(|| Self::unknown_list(list))?;
+        entry.refs -= 1;
+        if entry.refs > 0 {
+            return Ok(());
+        }
+        // The last reference's buffer is kept for reuse under the same
+        // lock, or freed after it.
+        match t.remove(list.get()) {
+            Some(ListEntry { paths: ListPaths::Shared(paths), .. }) if self.worth_keeping(&paths) => {
+                self.spare_len.store(paths.len(), Ordering::Relaxed);
+                *t.extra() = Some(paths);
+            }
+            removed => {
+                drop(t);
+                drop(removed);
+            }
         }
         Ok(())
     }
@@ -566,7 +723,7 @@ mod tests {
             d.create_path_list(&paths).unwrap()
         };
         let paths = |d: &PathDictionary, l: PathList| d.path_list_paths(l).unwrap()[..2].to_vec();
-        let kept = |d: &PathDictionary| lock(&d.spare).as_ref().map(|b| b.len());
+        let kept = |d: &PathDictionary| d.lists.locked().extra().as_ref().map(|b| b.len());
         let first = list(&d, p[0], p[1]);
         let held = d.path_list_paths(first).unwrap();
         d.release_path_list_reference(first).unwrap();
@@ -587,7 +744,7 @@ mod tests {
             d.release_path_list_reference(l).unwrap();
         }
         assert_eq!(kept(&d), Some(n), "the first released is kept, the next freed");
-        let _ = lock(&d.spare).take();
+        let _ = d.lists.locked().extra().take();
         d.spare_len.store(0, Ordering::Relaxed);
         // Too small or too large: freed.
         let small = d.create_path_list(&p).unwrap();
@@ -597,6 +754,41 @@ mod tests {
         let l = d.create_path_list(&vec![p[0]; big]).unwrap();
         d.release_path_list_reference(l).unwrap();
         assert_eq!(kept(&d), None, "a buffer over SPARE_BYTES is not kept");
+    }
+
+    /// Raw ids are checked as they are copied, whichever buffer takes them
+    /// (the kept one, filled under the table's lock or taken out for a
+    /// long list, or a new one): a refused list leaves the kept buffer
+    /// kept and no list behind, and an accepted one holds exactly the ids.
+    #[test]
+    fn raw_ids_are_checked_into_every_kind_of_buffer() {
+        let d = PathDictionary::new();
+        let p: Vec<u64> = d.intern_paths(&["/A", "/B"]).unwrap().iter().map(|p| p.get()).collect();
+        let kept = |d: &PathDictionary| d.lists.locked().extra().as_ref().map(|b| b.len());
+        for n in [3, SPARE_MIN_PATHS, 64, LOCKED_FILL_PATHS, LOCKED_FILL_PATHS + 1] {
+            let good: Vec<u64> = (0..n).map(|i| p[i % 2]).collect();
+            let mut zero = good.clone();
+            zero[n - 1] = 0;
+            let mut unknown = good.clone();
+            unknown[n / 2] = 99;
+            let expect_kept = (n > INLINE_PATHS).then_some(n);
+            for round in 0..2 {
+                // Round 0 fills a new buffer, round 1 the kept one.
+                let l = d.create_path_list_from_ids(&good, "paths").unwrap();
+                let got: Vec<u64> = d.path_list_paths(l).unwrap().iter().map(|p| p.get()).collect();
+                assert_eq!(got, good, "{n} ids, round {round}");
+                d.release_path_list_reference(l).unwrap();
+                assert_eq!(kept(&d), expect_kept, "{n} ids, round {round}");
+                let e = d.create_path_list_from_ids(&zero, "paths").unwrap_err();
+                assert_eq!(e.message(), format!("paths[{}] is the invalid path 0", n - 1));
+                let e = d.create_path_list_from_ids(&unknown, "paths").unwrap_err();
+                assert_eq!(e.status(), Status::InvalidHandle, "{}", e.message());
+                assert_eq!(kept(&d), expect_kept, "a refused list leaves the kept buffer kept");
+                assert_eq!(d.live_path_lists(), 0);
+            }
+            let _ = d.lists.locked().extra().take();
+            d.spare_len.store(0, Ordering::Relaxed);
+        }
     }
 
     /// A short list stays in its entry until its paths are asked for as a
