@@ -28,86 +28,17 @@ fn all_known(paths: &[PrimPath], known: u64) -> bool {
     acc >> 63 == 0
 }
 
-/// The bits whose top one is set when the raw id `id` is 0 or not one of
-/// the `known` paths, by the reasoning of `all_known` applied to `id - 1`
-/// against `known - 1` (`id - 1` wraps to 2^64 - 1 for 0).
+/// Copies `paths` into `to` (of their length) and checks them (as
+/// `all_known` does) in the same loop; false when one is unknown (`to`
+/// then holds a copy that must not be used).
 #[inline(always)]
-fn valid_bits(id: u64, known: u64) -> u64 {
-    let below = id.wrapping_sub(1);
-    (known - 1).wrapping_sub(below) | below
-}
-
-/// Where a new list's paths come from.
-#[derive(Clone, Copy)]
-enum Source<'a> {
-    /// Paths checked already.
-    Paths(&'a [PrimPath]),
-    /// A client's raw ids, checked as they are copied (see `valid_bits`).
-    Ids { ids: &'a [u64], known: u64 },
-}
-
-impl Source<'_> {
-    #[inline(always)]
-    fn len(self) -> usize {
-        match self {
-            Source::Paths(paths) => paths.len(),
-            Source::Ids { ids, .. } => ids.len(),
-        }
+fn copy_known(to: &mut [PrimPath], paths: &[PrimPath], known: u64) -> bool {
+    let mut acc = 0u64;
+    for (to, p) in to.iter_mut().zip(paths) {
+        acc |= known.wrapping_sub(p.get()) | p.get();
+        *to = *p;
     }
-
-    /// The path of raw id `id`, ORing its check into `acc` (an invalid
-    /// one sets the top bit). Branch-free, so the loops vectorize: an id of
-    /// 0 becomes the root here, and the list is then dropped.
-    #[inline(always)]
-    fn convert(acc: &mut u64, id: u64, known: u64) -> PrimPath {
-        *acc |= valid_bits(id, known);
-        PrimPath::from_raw(id).unwrap_or(ROOT)
-    }
-
-    /// Copies the paths into `to` (of their length); false when one is
-    /// invalid.
-    #[inline(always)]
-    fn fill(self, to: &mut [PrimPath]) -> bool {
-        match self {
-            Source::Paths(paths) => {
-                to.copy_from_slice(paths);
-                true
-            }
-            Source::Ids { ids, known } => {
-                let mut acc = 0u64;
-                for (to, id) in to.iter_mut().zip(ids) {
-                    *to = Self::convert(&mut acc, *id, known);
-                }
-                acc >> 63 == 0
-            }
-        }
-    }
-
-    /// The paths in a new shared buffer; `None` when one is invalid.
-    #[inline(always)]
-    fn fresh(self) -> Option<Arc<[PrimPath]>> {
-        match self {
-            Source::Paths(paths) => Some(paths.into()),
-            Source::Ids { ids, known } => {
-                let mut acc = 0u64;
-                let paths: Arc<[PrimPath]> = ids.iter().map(|id| Self::convert(&mut acc, *id, known)).collect();
-                (acc >> 63 == 0).then_some(paths)
-            }
-        }
-    }
-
-    /// The paths of a short list; `None` when one is invalid.
-    #[inline(always)]
-    fn inline(self) -> Option<SmallVec<[PrimPath; INLINE_PATHS]>> {
-        match self {
-            Source::Paths(paths) => Some(SmallVec::from_slice(paths)),
-            Source::Ids { ids, known } => {
-                let mut acc = 0u64;
-                let paths = ids.iter().map(|id| Self::convert(&mut acc, *id, known)).collect();
-                (acc >> 63 == 0).then_some(paths)
-            }
-        }
-    }
+    acc >> 63 == 0
 }
 
 /// The root path `/`, the first path of every dictionary.
@@ -519,94 +450,68 @@ impl PathDictionary {
     }
 
     /// A new path list (reference count 1) of `paths`: checked in one
-    /// pass and copied once (see `all_known`); the message is built only
-    /// on failure. Always inlined, so that a caller compiled for wider
-    /// vectors (the C binding, where the CPU has AVX2) checks with them.
+    /// pass (see `all_known`) and copied once, the check and the copy in
+    /// one loop when the list goes into the kept buffer; the message is
+    /// built only on failure. Always inlined, so that a caller compiled
+    /// for wider vectors (the C binding, where the CPU has AVX2) checks
+    /// and copies with them.
     #[inline(always)]
     pub fn create_path_list(&self, paths: &[PrimPath]) -> Result<PathList> {
         let known = self.known_paths();
+        let len = paths.len();
+        if len >= SPARE_MIN_PATHS && self.spare_len.load(Ordering::Relaxed) == len {
+            return self.insert_into_kept(paths, known);
+        }
+        self.insert_fresh(paths, known)
+    }
+
+    /// [`PathDictionary::create_path_list`] into a new entry: inline for
+    /// a short list, else a new buffer.
+    #[inline(always)]
+    fn insert_fresh(&self, paths: &[PrimPath], known: u64) -> Result<PathList> {
         if !all_known(paths, known) {
             return Err(Self::first_unknown(paths, known));
         }
-        Ok(self.insert_new_list(Source::Paths(paths)).expect("checked paths"))
+        let paths = if paths.len() <= INLINE_PATHS {
+            ListPaths::Inline(SmallVec::from_slice(paths))
+        } else {
+            ListPaths::Shared(paths.into())
+        };
+        Ok(self.insert_list(paths))
     }
 
-    /// A new path list (reference count 1) of raw path ids as a C client
-    /// passes them (`what` names the array in errors): each is checked
-    /// (not 0, minted here) as it is copied, in one pass over the ids
-    /// instead of a check for 0, a check for known paths and a copy.
-    /// Always inlined, as [`PathDictionary::create_path_list`] is.
+    /// [`PathDictionary::create_path_list`] into the kept buffer, which
+    /// has the list's length: filled and inserted under the table's one
+    /// lock when the list is short enough (`LOCKED_FILL_PATHS`), taken out
+    /// first otherwise. A refused list leaves the buffer kept.
     #[inline(always)]
-    pub fn create_path_list_from_ids(&self, ids: &[u64], what: &str) -> Result<PathList> {
-        let known = self.known_paths();
-        self.insert_new_list(Source::Ids { ids, known }).ok_or_else(|| Self::first_invalid(ids, known, what))
-    }
-
-    /// The error for ids of which one is invalid: the first 0 (a malformed
-    /// argument) before any unknown path.
-    #[cold]
-    fn first_invalid(ids: &[u64], known: u64, what: &str) -> Error {
-        if let Some(i) = ids.iter().position(|id| *id == 0) {
-            return Error::invalid_argument(format!("{what}[{i}] is the invalid path 0"));
-        }
-        let bad = ids.iter().find(|id| valid_bits(**id, known) >> 63 != 0).expect("an invalid id");
-        Self::unknown_path(PrimPath::from_raw(*bad).expect("not 0"))
-    }
-
-    /// Inserts a new list of `src`'s paths; `None` (nothing inserted) when
-    /// one is invalid. A short list lives in its entry; a longer one goes
-    /// into the kept buffer when it has that length, filled and inserted
-    /// under the table's one lock when it is short enough
-    /// (`LOCKED_FILL_PATHS`), taken out first otherwise; else into a new
-    /// buffer. A refused list's kept buffer stays kept. Always inlined, so
-    /// that the copy loops compile with the caller's vector width.
-    #[inline(always)]
-    fn insert_new_list(&self, src: Source<'_>) -> Option<PathList> {
-        let len = src.len();
-        if len <= INLINE_PATHS {
-            return src.inline().map(|paths| self.insert_list(ListPaths::Inline(paths)));
-        }
-        if len < SPARE_MIN_PATHS || self.spare_len.load(Ordering::Relaxed) != len {
-            return src.fresh().map(|paths| self.insert_list(ListPaths::Shared(paths)));
-        }
+    fn insert_into_kept(&self, paths: &[PrimPath], known: u64) -> Result<PathList> {
+        let len = paths.len();
         let mut t = self.lists.locked();
-        let Some(mut buffer) = t.extra().take_if(|b| b.len() == len) else {
+        // Kept buffers are unique (see `worth_keeping`).
+        let taken = t.extra().take_if(|b| b.len() == len && Arc::get_mut(b).is_some());
+        let Some(mut buffer) = taken else {
             drop(t);
-            return src.fresh().map(|paths| self.insert_list(ListPaths::Shared(paths)));
+            return self.insert_fresh(paths, known);
         };
         self.spare_len.store(0, Ordering::Relaxed);
         if len > LOCKED_FILL_PATHS {
             drop(t);
-            return self.fill_taken(src, buffer);
+            let copied = Arc::get_mut(&mut buffer).is_some_and(|to| copy_known(to, paths, known));
+            if !copied {
+                self.keep_spare(buffer);
+                return Err(Self::first_unknown(paths, known));
+            }
+            return Ok(self.insert_list(ListPaths::Shared(buffer)));
         }
-        // Kept buffers are unique (see `worth_keeping`).
-        let Some(to) = Arc::get_mut(&mut buffer) else {
-            drop(t);
-            return src.fresh().map(|paths| self.insert_list(ListPaths::Shared(paths)));
-        };
-        if !src.fill(to) {
+        if !Arc::get_mut(&mut buffer).is_some_and(|to| copy_known(to, paths, known)) {
             self.spare_len.store(len, Ordering::Relaxed);
             *t.extra() = Some(buffer);
-            return None;
+            drop(t);
+            return Err(Self::first_unknown(paths, known));
         }
         let raw = t.insert_with(|_| ListEntry { paths: ListPaths::Shared(buffer), refs: 1 });
-        Some(PathList::from_raw(raw).expect("handles are never 0"))
-    }
-
-    /// [`PathDictionary::insert_new_list`] for a long list: the kept
-    /// buffer, taken out of the table, is filled without its lock.
-    #[inline(always)]
-    fn fill_taken(&self, src: Source<'_>, mut buffer: Arc<[PrimPath]>) -> Option<PathList> {
-        let valid = match Arc::get_mut(&mut buffer) {
-            Some(to) => src.fill(to),
-            None => return src.fresh().map(|paths| self.insert_list(ListPaths::Shared(paths))),
-        };
-        if valid {
-            Some(self.insert_list(ListPaths::Shared(buffer)))
-        } else {
-            self.keep_spare(buffer);
-            None
-        }
+        Ok(PathList::from_raw(raw).expect("handles are never 0"))
     }
 
     /// Whether a released list's buffer may be kept: nothing else holds
@@ -756,33 +661,28 @@ mod tests {
         assert_eq!(kept(&d), None, "a buffer over SPARE_BYTES is not kept");
     }
 
-    /// Raw ids are checked as they are copied, whichever buffer takes them
-    /// (the kept one, filled under the table's lock or taken out for a
-    /// long list, or a new one): a refused list leaves the kept buffer
-    /// kept and no list behind, and an accepted one holds exactly the ids.
+    /// Paths are checked whichever buffer takes them (the kept one, filled
+    /// under the table's lock or taken out for a long list, or a new one):
+    /// a refused list leaves the kept buffer kept and no list behind, and
+    /// an accepted one holds exactly the paths.
     #[test]
-    fn raw_ids_are_checked_into_every_kind_of_buffer() {
+    fn paths_are_checked_into_every_kind_of_buffer() {
         let d = PathDictionary::new();
-        let p: Vec<u64> = d.intern_paths(&["/A", "/B"]).unwrap().iter().map(|p| p.get()).collect();
+        let p = d.intern_paths(&["/A", "/B"]).unwrap();
         let kept = |d: &PathDictionary| d.lists.locked().extra().as_ref().map(|b| b.len());
         for n in [3, SPARE_MIN_PATHS, 64, LOCKED_FILL_PATHS, LOCKED_FILL_PATHS + 1] {
-            let good: Vec<u64> = (0..n).map(|i| p[i % 2]).collect();
-            let mut zero = good.clone();
-            zero[n - 1] = 0;
+            let good: Vec<PrimPath> = (0..n).map(|i| p[i % 2]).collect();
             let mut unknown = good.clone();
-            unknown[n / 2] = 99;
+            unknown[n / 2] = PrimPath::from_raw(99).unwrap();
             let expect_kept = (n > INLINE_PATHS).then_some(n);
             for round in 0..2 {
                 // Round 0 fills a new buffer, round 1 the kept one.
-                let l = d.create_path_list_from_ids(&good, "paths").unwrap();
-                let got: Vec<u64> = d.path_list_paths(l).unwrap().iter().map(|p| p.get()).collect();
-                assert_eq!(got, good, "{n} ids, round {round}");
+                let l = d.create_path_list(&good).unwrap();
+                assert_eq!(&d.path_list_paths(l).unwrap()[..], &good[..], "{n} paths, round {round}");
                 d.release_path_list_reference(l).unwrap();
-                assert_eq!(kept(&d), expect_kept, "{n} ids, round {round}");
-                let e = d.create_path_list_from_ids(&zero, "paths").unwrap_err();
-                assert_eq!(e.message(), format!("paths[{}] is the invalid path 0", n - 1));
-                let e = d.create_path_list_from_ids(&unknown, "paths").unwrap_err();
-                assert_eq!(e.status(), Status::InvalidHandle, "{}", e.message());
+                assert_eq!(kept(&d), expect_kept, "{n} paths, round {round}");
+                let e = d.create_path_list(&unknown).unwrap_err();
+                assert_eq!(e.message(), "prim path 0x63 is not from this dictionary");
                 assert_eq!(kept(&d), expect_kept, "a refused list leaves the kept buffer kept");
                 assert_eq!(d.live_path_lists(), 0);
             }
