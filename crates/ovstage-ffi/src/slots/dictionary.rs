@@ -107,8 +107,6 @@ fn path_ids<'a>(raw: &'a [u64], array: &str) -> Result<&'a [PrimPath]> {
     Ok(unsafe { std::slice::from_raw_parts(raw.as_ptr().cast::<PrimPath>(), raw.len()) })
 }
 
-/// A new list of C's path ids. Checking the ids is most of the cost of a
-
 /// A new list of C's path ids. Checking and copying the ids is most of the
 /// cost of a long list: on x86-64 CPUs with AVX2 both run with it (4 ids
 /// per instruction instead of 2).
