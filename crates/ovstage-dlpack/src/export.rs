@@ -411,6 +411,21 @@ impl MapTensors {
     pub fn new(mut group: MapGroup) -> MapTensors {
         let device = map_device(&group);
         let dtype = group.dtype();
+        if group.is_array() {
+            // One tensor per prim, sharing strides and shapes (see
+            // `Tensors::rows`): a session over thousands of prims builds
+            // its descriptors without a vector per tensor.
+            let base = group.bytes_mut().as_mut_ptr().cast_const();
+            let tensors = Tensors::rows(
+                device,
+                dtype,
+                &group.element_dims(),
+                // `wrapping_add`: each offset is within the buffer.
+                group.array_tensors().map(|(at, _)| base.wrapping_add(at as usize)),
+                group.array_tensors().map(|(_, rows)| rows),
+            );
+            return MapTensors { group, tensors, device_copy: None };
+        }
         let n = group.tensor_count();
         let tensors = Tensors::build(device, dtype, n, |i, dims| {
             push_compact(dims, &group.shape(i));

@@ -267,6 +267,39 @@ fn map_groups_lend_writable_descriptors_that_commit_in_place() {
     assert_eq!(read.data().unwrap().as_ptr(), buffer, "the descriptors wrote the committed buffer itself");
 }
 
+/// An array session's descriptors, one per prim (rows of 2, 0 and 1
+/// pairs), point at each prim's bytes in the session's one buffer with
+/// the prim's shape and compact strides; writing through them commits.
+#[test]
+fn array_map_sessions_describe_each_prim() {
+    let s = stage();
+    let q = query(&s, &["/A", "/B", "/C"]);
+    let pairs = MapDesc::new("arr", DType::F32.with_lanes(2));
+    let map = s.map_attribute(q, pairs, 2, Some(&[2, 0, 1])).unwrap();
+    let mut group = s.fetch_map_next(map.handle, Timeout::INFINITE).unwrap().unwrap();
+    let buffer = group.bytes_mut().as_ptr();
+    let held = MapTensors::new(group);
+    let t = held.tensors();
+    assert_eq!(t.len(), 3);
+    let described: Vec<_> = t.iter().map(|t| (read_f32(t).0, read_f32(t).1)).collect();
+    assert_eq!(described, [(vec![2, 2], vec![2, 1]), (vec![0, 2], vec![2, 1]), (vec![1, 2], vec![2, 1])]);
+    assert_eq!(t[0].data.cast_const().cast::<u8>(), buffer);
+    assert_eq!(t[2].data.cast_const().cast::<u8>(), buffer.wrapping_add(16), "after the first prim's 2 pairs");
+    // SAFETY: the first tensor holds 4 writable f32 and the third 2, alive
+    // while `held` is.
+    unsafe {
+        std::ptr::copy_nonoverlapping([5f32, 6., 7., 8.].as_ptr(), t[0].data.cast::<f32>(), 4);
+        std::ptr::copy_nonoverlapping([9f32, 10.].as_ptr(), t[2].data.cast::<f32>(), 2);
+    }
+    done(&s, s.unmap_group(map.handle, held.into_group()).unwrap());
+    done(&s, s.unmap_attribute(map.handle, []).unwrap());
+    done(&s, s.advance_write_floor(2, FloorScope::All).unwrap());
+    let read = groups(&s, q, "arr", OrdinalRange::LATEST).pop().unwrap();
+    let data = read.data().unwrap();
+    let values: Vec<Vec<f32>> = (0..3).map(|i| data.tensor(i).values::<f32>().unwrap().to_vec()).collect();
+    assert_eq!(values, [vec![5., 6., 7., 8.], vec![], vec![9., 10.]]);
+}
+
 #[test]
 fn map_exports_are_writable_and_drop_their_owner_once() {
     static DROPS: AtomicUsize = AtomicUsize::new(0);

@@ -85,6 +85,20 @@ impl MapGroup {
         self.offsets.as_ref().map_or(1, |o| o.len() - 1)
     }
 
+    /// The dimensions of one element after the row count (components as
+    /// trailing dimensions; none for a scalar).
+    pub fn element_dims(&self) -> SmallVec<[u64; 2]> {
+        self.schema.element_dims()
+    }
+
+    /// An array session's tensors: each one's byte offset in the buffer
+    /// and its row count; empty for a fixed-size session.
+    pub fn array_tensors(&self) -> impl ExactSizeIterator<Item = (u64, u64)> + Clone + '_ {
+        let element = self.schema.row_bytes().max(1) as u64;
+        let offsets = self.offsets.as_deref().unwrap_or(&[]);
+        offsets.windows(2).map(move |w| (w[0], (w[1] - w[0]) / element))
+    }
+
     /// Shape of tensor `i` (scalar lanes; components as trailing dimensions).
     pub fn shape(&self, i: usize) -> SmallVec<[u64; 3]> {
         let element = self.schema.row_bytes().max(1) as u64;
