@@ -259,6 +259,10 @@ impl HostBytes for Staged {
     fn ready(&self) -> Result<(), String> {
         self.copy.wait().map_err(|e| copy_failed(&self.copy, &e))
     }
+
+    fn arriving(&self) -> bool {
+        true
+    }
 }
 
 /// Why a batch's copies did not arrive, for the op that waited for them.
@@ -666,6 +670,10 @@ impl HostRows for RowSpans {
 
     fn ready(&self) -> Result<(), String> {
         self._staged.as_ref().map_or(Ok(()), |s| s.wait().map_err(|e| copy_failed(s, &e)))
+    }
+
+    fn arriving(&self) -> bool {
+        self._staged.is_some()
     }
 
     fn row_bytes(&self, i: usize) -> &[u8] {

@@ -24,6 +24,12 @@ pub trait HostRows: Send + Sync + 'static {
     fn ready(&self) -> std::result::Result<(), String> {
         Ok(())
     }
+
+    /// Whether the rows may still be arriving (see
+    /// [`crate::HostBytes::arriving`]).
+    fn arriving(&self) -> bool {
+        false
+    }
 }
 
 impl HostRows for Vec<Tensor> {
@@ -41,6 +47,10 @@ impl HostRows for Vec<Tensor> {
 
     fn ready(&self) -> std::result::Result<(), String> {
         self.iter().try_for_each(Tensor::ready)
+    }
+
+    fn arriving(&self) -> bool {
+        self.iter().any(Tensor::arriving)
     }
 }
 

@@ -69,6 +69,12 @@ pub trait HostBytes: Send + Sync + 'static {
     fn ready(&self) -> std::result::Result<(), String> {
         Ok(())
     }
+
+    /// Whether the bytes may still be arriving (`ready` could wait): such
+    /// a payload's write never runs on the submitting thread.
+    fn arriving(&self) -> bool {
+        false
+    }
 }
 
 impl<T: bytemuck::Pod + Send + Sync> HostBytes for Vec<T> {
@@ -182,6 +188,11 @@ impl Tensor {
     /// Waits until the bytes are there (see [`HostBytes::ready`]).
     pub fn ready(&self) -> std::result::Result<(), String> {
         self.data.ready()
+    }
+
+    /// Whether the bytes may still be arriving (see [`HostBytes::arriving`]).
+    pub fn arriving(&self) -> bool {
+        self.data.arriving()
     }
 
     /// Where the bytes are: host memory (a device tensor is refused where a

@@ -51,6 +51,16 @@ impl Values {
 }
 
 impl Transport {
+    /// The payload's size in bytes when it is one buffer that is there
+    /// already (known without a walk over rows): what decides whether a
+    /// write is small enough to run on the submitting thread.
+    pub(crate) fn present_bytes(&self) -> Option<u64> {
+        match &self.values {
+            Values::Fixed(t) | Values::ArrayPacked(t) if !t.arriving() => Some(t.byte_len() as u64),
+            _ => None,
+        }
+    }
+
     /// The payload's size in bytes (for the op timeline).
     pub(crate) fn byte_len(&self) -> u64 {
         self.values.byte_len()
