@@ -112,13 +112,16 @@ pub(crate) struct Node {
 }
 
 impl Node {
-    pub(crate) fn new(id: OpId, job: BoxedJob, role: Option<Role>, tag: Option<Box<Tag>>) -> Node {
+    /// A waiting node. `job` is `None` when the submitter keeps the job to
+    /// run it itself (see `Scheduler::submit_with`); it is then stored
+    /// before the node can become ready, if it has to wait.
+    pub(crate) fn new(id: OpId, job: Option<BoxedJob>, role: Option<Role>, tag: Option<Box<Tag>>) -> Node {
         Node {
             id,
             state: AtomicU8::new(state::WAITING),
             pending: AtomicU32::new(1),
             waiters: AtomicU32::new(0),
-            job: Mutex::new(Some(job)),
+            job: Mutex::new(job),
             deps: OnceLock::new(),
             dependents: Mutex::new(SmallVec::new()),
             failure: OnceLock::new(),
@@ -143,6 +146,14 @@ impl Node {
         } else {
             false
         }
+    }
+
+    /// Starts running a node that nothing else can claim: one still
+    /// waiting, of which no op was registered as a dependency (so no
+    /// completion can make it ready) and which no lane queue holds.
+    pub(crate) fn start_unqueued(&self) {
+        debug_assert_eq!(self.load_state(), state::WAITING);
+        self.state.store(state::RUNNING, Ordering::Release);
     }
 
     /// Claims the node for execution; false when someone else did.

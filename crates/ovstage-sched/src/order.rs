@@ -329,7 +329,7 @@ mod tests {
     use ovstage_types::OpId;
 
     fn node(id: u64) -> Arc<Node> {
-        Arc::new(Node::new(OpId::from_raw(id).expect("non-zero"), Box::new(|| Ok(())), None, None))
+        Arc::new(Node::new(OpId::from_raw(id).expect("non-zero"), Some(Box::new(|| Ok(()))), None, None))
     }
 
     fn ids(users: &Users) -> Vec<u64> {

@@ -203,6 +203,11 @@ impl Shared {
             return;
         }
         let job = node.take_job();
+        self.run(node, job, ctx);
+    }
+
+    /// Runs the job of a node this thread has started, then completes it.
+    fn run(&self, node: &Arc<Node>, job: Option<Job>, ctx: &LaneContext<'_>) {
         if let Some(tag) = &node.tag {
             trace::began(node.id, tag);
         }
@@ -489,7 +494,21 @@ impl Scheduler {
         build: impl FnOnce() -> Result<Job, E>,
     ) -> Result<OpId, E> {
         let shared = &self.shared;
-        let node = if spec.is_ordered() {
+        // An op that may run on this thread keeps its job here: when no op
+        // holds it back it then runs without the node's job lock, its
+        // readiness count and the claim (four atomic operations fewer).
+        let on_submitter =
+            spec.placement == Placement::SubmitterWhenReady && shared.serial.is_none() && !ON_LANE.with(Cell::get);
+        let mut held: Option<Job> = None;
+        let mut stored = |job: Job| {
+            if on_submitter {
+                held = Some(job);
+                None
+            } else {
+                Some(job)
+            }
+        };
+        let (node, waits) = if spec.is_ordered() {
             let role = Role::new(&spec.order, &spec.uses, spec.produces);
             let mut order = lock_brief(&shared.order);
             if shared.unfiled.len() > UNFILED_BACKLOG {
@@ -498,7 +517,7 @@ impl Scheduler {
                 shared.unfile(&mut order);
             }
             self.room_for(spec)?;
-            let job = build()?;
+            let job = stored(build()?);
             let node = shared.table.insert_new(|id| Node::new(id, job, Some(role), Tag::when_tracing(spec)));
             let deps = order.register(&node, spec);
             let mut ids = Vec::with_capacity(deps.len());
@@ -512,16 +531,17 @@ impl Scheduler {
                 node.pending.fetch_add(1, Ordering::AcqRel);
                 ids.push(dep.id);
             }
+            let waits = !ids.is_empty();
             // Unset reads as no dependencies: most ops have none, and
             // setting costs a `Once`.
-            if !ids.is_empty() {
+            if waits {
                 let _ = node.deps.set(ids.into_boxed_slice());
             }
-            node
+            (node, waits)
         } else {
             self.room_for(spec)?;
-            let job = build()?;
-            shared.table.insert_new(|id| Node::new(id, job, None, Tag::when_tracing(spec)))
+            let job = stored(build()?);
+            (shared.table.insert_new(|id| Node::new(id, job, None, Tag::when_tracing(spec))), false)
         };
         let id = node.id;
         // Before the op can run: its completion finds the slot pending.
@@ -529,12 +549,26 @@ impl Scheduler {
         if let Some(tag) = &node.tag {
             trace::enqueued(id, tag);
         }
-        if node.release_dependency() {
-            if spec.placement == Placement::SubmitterWhenReady && shared.serial.is_none() && !ON_LANE.with(Cell::get) {
-                let ctx = LaneContext { local: None, shared: self.injector() };
-                shared.execute(&node, &ctx);
-            } else {
-                self.injector().push(node);
+        let ctx = || LaneContext { local: None, shared: self.injector() };
+        match held {
+            // Nothing to wait for, so nothing else can make it ready or
+            // claim it: it runs here at once.
+            Some(job) if !waits => {
+                node.start_unqueued();
+                shared.run(&node, Some(job), &ctx());
+            }
+            Some(job) => {
+                // Stored before the node can become ready (the count still
+                // holds the registration's one).
+                *lock(&node.job) = Some(job);
+                if node.release_dependency() {
+                    shared.execute(&node, &ctx());
+                }
+            }
+            None => {
+                if node.release_dependency() {
+                    self.injector().push(node);
+                }
             }
         }
         Ok(id)

@@ -186,7 +186,7 @@ mod tests {
     use super::*;
 
     fn node(id: OpId) -> Node {
-        Node::new(id, Box::new(|| Ok(())), None, None)
+        Node::new(id, Some(Box::new(|| Ok(()))), None, None)
     }
 
     /// A released node nothing else holds is reused, fully reset; one
