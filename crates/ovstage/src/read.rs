@@ -134,11 +134,20 @@ impl Stage {
     /// The next group of a read, waiting up to `timeout` for the read to
     /// run. `Ok(None)` once every group was fetched (END_OF_ITERATION).
     pub fn fetch_read_next(&self, read: ReadHandle, timeout: Timeout) -> Result<Option<ReadGroup>> {
-        let state = self
-            .inner
-            .reads
-            .get(read.get())
-            .ok_or_else(|| Error::invalid_handle(format!("fetch_read_next: {read} is unknown or was released")))?;
+        let unknown = || Error::invalid_handle(format!("fetch_read_next: {read} is unknown or was released"));
+        // A read that has run (the usual case: small reads run as they
+        // are enqueued) is served under the handle table's lock, without
+        // taking a reference to its state.
+        let served = self.inner.reads.with_mut(read.get(), |state| {
+            state.outcome.get().map(|outcome| match outcome {
+                Ok(()) => Ok(lock(&state.groups).pop_front()),
+                Err(e) => Err(e.clone()),
+            })
+        });
+        if let Some(served) = served.ok_or_else(unknown)? {
+            return served;
+        }
+        let state = self.inner.reads.get(read.get()).ok_or_else(unknown)?;
         if state.outcome.get().is_none() {
             self.inner.await_result(state.op.get().expect("set at enqueue"), timeout, "fetch_read_next", read)?;
         }
