@@ -32,6 +32,12 @@ impl HostBytes for Held {
         }
         &self.bytes
     }
+
+    /// Withheld until the latch opens: the write must run on a lane, not
+    /// on the thread that enqueues it (see `ovstage`'s small writes).
+    fn arriving(&self) -> bool {
+        true
+    }
 }
 
 /// Opens a pending test write.

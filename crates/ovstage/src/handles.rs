@@ -48,11 +48,12 @@ pub struct Locked<'a, T, X> {
     salt: u64,
 }
 
-impl<T, X> Locked<'_, T, X> {
-    fn encode(&self, key: DefaultKey) -> u64 {
-        key.data().as_ffi() ^ self.salt
-    }
+/// The raw handle of `key` in a table salted with `salt`.
+fn encode(key: DefaultKey, salt: u64) -> u64 {
+    key.data().as_ffi() ^ salt
+}
 
+impl<T, X> Locked<'_, T, X> {
     fn decode(&self, raw: u64) -> DefaultKey {
         KeyData::from_ffi(raw ^ self.salt).into()
     }
@@ -62,7 +63,7 @@ impl<T, X> Locked<'_, T, X> {
         let salt = self.salt;
         let mut raw = 0;
         self.slots.map.insert_with_key(|key| {
-            raw = key.data().as_ffi() ^ salt;
+            raw = encode(key, salt);
             make(raw)
         });
         raw
@@ -124,7 +125,7 @@ impl<T, X> HandleTable<T, X> {
     pub fn insert_view<V>(&self, value: T, view: impl FnOnce(u64, &T) -> V) -> V {
         let mut t = self.locked();
         let key = t.slots.map.insert(value);
-        view(t.encode(key), &t.slots.map[key])
+        view(encode(key, t.salt), &t.slots.map[key])
     }
 
     /// Runs `f` on the value of `raw`, if the table holds it.
