@@ -672,10 +672,6 @@ impl HostRows for RowSpans {
         self._staged.as_ref().map_or(Ok(()), |s| s.wait().map_err(|e| copy_failed(s, &e)))
     }
 
-    fn arriving(&self) -> bool {
-        self._staged.is_some()
-    }
-
     fn row_bytes(&self, i: usize) -> &[u8] {
         let (ptr, len) = self.spans[i];
         if len == 0 {

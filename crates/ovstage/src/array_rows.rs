@@ -24,12 +24,6 @@ pub trait HostRows: Send + Sync + 'static {
     fn ready(&self) -> std::result::Result<(), String> {
         Ok(())
     }
-
-    /// Whether the rows may still be arriving (see
-    /// [`crate::HostBytes::arriving`]).
-    fn arriving(&self) -> bool {
-        false
-    }
 }
 
 impl HostRows for Vec<Tensor> {
@@ -47,10 +41,6 @@ impl HostRows for Vec<Tensor> {
 
     fn ready(&self) -> std::result::Result<(), String> {
         self.iter().try_for_each(Tensor::ready)
-    }
-
-    fn arriving(&self) -> bool {
-        self.iter().any(Tensor::arriving)
     }
 }
 
