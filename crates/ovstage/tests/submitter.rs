@@ -1,0 +1,70 @@
+//! Which writes run on the thread that enqueues them: small ones whose
+//! payload is there already, when nothing holds them back; never one
+//! whose payload may still be arriving, nor a large one.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+
+use common::{LONG, query, stage, write};
+use ovstage::{DType, HostBytes, Tensor, WriteData};
+
+/// Bytes that note the threads reading them.
+struct Noted {
+    bytes: Vec<u8>,
+    readers: Arc<Mutex<Vec<ThreadId>>>,
+    arriving: bool,
+}
+
+impl HostBytes for Noted {
+    fn host_bytes(&self) -> &[u8] {
+        self.readers.lock().unwrap().push(std::thread::current().id());
+        &self.bytes
+    }
+
+    fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    fn arriving(&self) -> bool {
+        self.arriving
+    }
+}
+
+/// A write of `n` f32 (one per prim) whose readers are noted.
+fn noted(n: usize, arriving: bool) -> (WriteData, Arc<Mutex<Vec<ThreadId>>>) {
+    let readers = Arc::new(Mutex::new(Vec::new()));
+    let bytes = Noted { bytes: vec![0; n * 4], readers: readers.clone(), arriving };
+    (WriteData::fixed(Tensor::new(bytes, DType::F32, &[n as u64]).unwrap()), readers)
+}
+
+#[test]
+fn small_ready_writes_run_inside_their_enqueue_and_others_on_lanes() {
+    let s = stage(2);
+    let me = std::thread::current().id();
+    let small: Vec<String> = (0..4).map(|i| format!("/S{i}")).collect();
+    let small: Vec<&str> = small.iter().map(String::as_str).collect();
+    let q = query(&s, &small);
+    let (data, readers) = noted(4, false);
+    let op = write(&s, q, "a", 1, data);
+    // Complete when the call returned: it ran on this thread.
+    assert_eq!(s.wait(op, ovstage::Timeout::POLL), Ok(()));
+    let read_by = readers.lock().unwrap().clone();
+    assert!(!read_by.is_empty() && read_by.iter().all(|t| *t == me), "read on this thread only: {read_by:?}");
+
+    // Still arriving: handed to a lane, which reads it.
+    let (data, readers) = noted(4, true);
+    let op = write(&s, q, "b", 1, data);
+    s.wait_ok(op, LONG).unwrap();
+    assert!(readers.lock().unwrap().iter().any(|t| *t != me), "{:?}", readers.lock().unwrap());
+
+    // Over 16 KiB: handed to a lane.
+    let big: Vec<String> = (0..5000).map(|i| format!("/B{i}")).collect();
+    let big: Vec<&str> = big.iter().map(String::as_str).collect();
+    let qb = query(&s, &big);
+    let (data, readers) = noted(5000, false);
+    let op = write(&s, qb, "c", 1, data);
+    s.wait_ok(op, LONG).unwrap();
+    assert!(readers.lock().unwrap().iter().any(|t| *t != me), "{:?}", readers.lock().unwrap());
+}
