@@ -7,7 +7,10 @@ of spec section 15.4 and issue 11's targets.
 
 Each figure is the median over 7 loops of the time per call (wall clock).
 The engine's own work (copying payloads, running reads) happens on worker
-lanes and is not part of an enqueue figure, except in the batched row,
+lanes and is not part of an enqueue figure, except where it is small enough
+to run inside the call (reads of at most 16k cells, writes of at most 16
+KiB: the 1k-float32 write_attribute row includes its copy and commit), and
+in the batched row,
 which measures throughput: enqueue plus completion of every write, and
 the WriteBatch rows (an extension of ours, "-" for the published package),
 which measure per set from the first set to the write's completion.
