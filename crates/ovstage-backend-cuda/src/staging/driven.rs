@@ -168,11 +168,8 @@ pub(crate) unsafe fn follow_staging(stream: Handle) -> Result<(), StageError> {
 pub(crate) fn primary_context(ordinal: u32) -> Result<Handle, StageError> {
     crate::probe_device(ordinal).map_err(StageError::NoDevice)?;
     let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
-    let slot = ordinal as usize;
-    if devices.len() <= slot {
-        devices.resize_with(slot + 1, || None);
-    }
-    if devices[slot].is_none() {
+    let mut restored = Ok(());
+    let context = state_of(&mut devices, ordinal, || {
         // Making the state sets the device's context current: put back the
         // thread's own (the caller switches contexts itself).
         let mut previous = std::ptr::null_mut();
@@ -180,11 +177,29 @@ pub(crate) fn primary_context(ordinal: u32) -> Result<Handle, StageError> {
         call("cuCtxGetCurrent", unsafe { cu_ctx_get_current(&mut previous) })?;
         let made = device_state(ordinal);
         // SAFETY: the context that was current (or none) a moment ago.
-        let restored = call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(previous) });
-        devices[slot] = Some(made?);
-        restored?;
+        restored = call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(previous) });
+        made
+    })?
+    .context;
+    // A state made before the context could be put back is kept.
+    restored?;
+    Ok(context)
+}
+
+/// Device `ordinal`'s state in `devices`, made by `make` on first use.
+fn state_of(
+    devices: &mut Vec<Option<DeviceState>>,
+    ordinal: u32,
+    make: impl FnOnce() -> Result<DeviceState, StageError>,
+) -> Result<&mut DeviceState, StageError> {
+    let slot = ordinal as usize;
+    if devices.len() <= slot {
+        devices.resize_with(slot + 1, || None);
     }
-    Ok(devices[slot].as_ref().expect("just made").context)
+    if devices[slot].is_none() {
+        devices[slot] = Some(make()?);
+    }
+    Ok(devices[slot].as_mut().expect("just made"))
 }
 
 /// [`super::stage_batch`] with the driver, once the copies are laid out
@@ -239,14 +254,7 @@ unsafe fn copy_batch(
         }
         let ordinal = copies[first].device;
         let at = |error| BatchError { copy: first, error };
-        let slot = ordinal as usize;
-        if devices.len() <= slot {
-            devices.resize_with(slot + 1, || None);
-        }
-        if devices[slot].is_none() {
-            devices[slot] = Some(device_state(ordinal).map_err(at)?);
-        }
-        let state = devices[slot].as_mut().expect("just made");
+        let state = state_of(&mut devices, ordinal, || device_state(ordinal)).map_err(at)?;
         // SAFETY: the state's handles are live (never released).
         call("cuCtxSetCurrent", unsafe { cu_ctx_set_current(state.context) }).map_err(at)?;
         // Page-locked memory is portable: allocated once, under the first
