@@ -90,6 +90,9 @@ pub enum ComputationModel {
     GpuWithoutDevice(String),
 }
 
+/// What the two GPU models compute (the same here: see [`Rule::Gpu`]).
+const GPU_MODEL: &str = "World matrices from local ones, top-level prims included, every computed row recorded; needs a CUDA device (computed on the host, where this build keeps its columns)";
+
 /// The contract's model ids, as listed by `get_hierarchy_computation_models`
 /// (the ids name the published library's models).
 pub const COMPUTATION_MODELS: [(u32, &str, &str); 4] = [
@@ -98,16 +101,8 @@ pub const COMPUTATION_MODELS: [(u32, &str, &str); 4] = [
         "cpu-incremental",
         "World matrices from local matrices along the hierarchy, on the CPU, recording the rows that change",
     ),
-    (
-        2,
-        "gpu-incremental",
-        "World matrices from local ones, top-level prims included, every computed row recorded; needs a CUDA device (computed on the host, where this build keeps its columns)",
-    ),
-    (
-        3,
-        "gpu-global",
-        "World matrices from local ones, top-level prims included, every computed row recorded; needs a CUDA device (computed on the host, where this build keeps its columns)",
-    ),
+    (2, "gpu-incremental", GPU_MODEL),
+    (3, "gpu-global", GPU_MODEL),
     (4, "runtime-default", "The process default: cpu-incremental"),
 ];
 
