@@ -25,6 +25,23 @@ use crate::trace::{self, Tag};
 /// it) and reports success or a [`Failure`].
 pub type Job = Box<dyn FnOnce() -> Result<(), Failure> + Send + 'static>;
 
+/// What a submitted op does: run a job, or nothing (a marker, see
+/// [`Scheduler::submit_marker`]).
+enum Work {
+    Run(Job),
+    Mark,
+}
+
+impl Work {
+    /// The job to store in a node that waits or goes to a lane.
+    fn into_job(self) -> Job {
+        match self {
+            Work::Run(job) => job,
+            Work::Mark => Box::new(|| Ok(())),
+        }
+    }
+}
+
 /// How many worker lanes to run.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Lanes {
@@ -228,6 +245,15 @@ impl Shared {
             trace::ended(node.id, tag, result.as_ref().err().map(|f| &f.error));
         }
         self.complete(node, result, ctx);
+    }
+
+    /// Completes a marker this thread has started (it has no job).
+    fn mark(&self, node: &Arc<Node>, ctx: &LaneContext<'_>) {
+        if let Some(tag) = &node.tag {
+            trace::began(node.id, tag);
+            trace::ended(node.id, tag, None);
+        }
+        self.complete(node, Ok(()), ctx);
     }
 
     fn complete(&self, node: &Arc<Node>, result: Result<(), Failure>, ctx: &LaneContext<'_>) {
@@ -493,19 +519,42 @@ impl Scheduler {
         spec: &OpSpec,
         build: impl FnOnce() -> Result<Job, E>,
     ) -> Result<OpId, E> {
+        self.submit_work(spec, || build().map(Work::Run))
+    }
+
+    /// Submits an op with no work of its own, which completes once every
+    /// op it depends on (per `spec`) has: a handle's release. When it has
+    /// nothing to wait for it is complete when this returns, and nothing
+    /// runs (no job is built, boxed or called). Beyond `max_ops`
+    /// unreleased ops, one that releases no handle is refused.
+    pub fn submit_marker(&self, spec: &OpSpec) -> Result<OpId, QueueFull> {
+        self.submit_work(spec, || Ok::<_, QueueFull>(Work::Mark))
+    }
+
+    fn submit_work<E: From<QueueFull>>(
+        &self,
+        spec: &OpSpec,
+        build: impl FnOnce() -> Result<Work, E>,
+    ) -> Result<OpId, E> {
         let shared = &self.shared;
         // An op that may run on this thread keeps its job here: when no op
         // holds it back it then runs without the node's job lock, its
         // readiness count and the claim (four atomic operations fewer).
-        let on_submitter =
-            spec.placement == Placement::SubmitterWhenReady && shared.serial.is_none() && !ON_LANE.with(Cell::get);
-        let mut held: Option<Job> = None;
-        let mut stored = |job: Job| {
-            if on_submitter {
-                held = Some(job);
+        // A marker has nothing to run, so it completes on this thread
+        // wherever its spec would place work.
+        let on_submitter = |work: &Work| match work {
+            Work::Mark => true,
+            Work::Run(_) => {
+                spec.placement == Placement::SubmitterWhenReady && shared.serial.is_none() && !ON_LANE.with(Cell::get)
+            }
+        };
+        let mut held: Option<Work> = None;
+        let mut stored = |work: Work| {
+            if on_submitter(&work) {
+                held = Some(work);
                 None
             } else {
-                Some(job)
+                Some(work.into_job())
             }
         };
         let (node, waits) = if spec.is_ordered() {
@@ -552,15 +601,18 @@ impl Scheduler {
         let ctx = || LaneContext { local: None, shared: self.injector() };
         match held {
             // Nothing to wait for, so nothing else can make it ready or
-            // claim it: it runs here at once.
-            Some(job) if !waits => {
+            // claim it: it runs (or, a marker, completes) here at once.
+            Some(work) if !waits => {
                 node.start_unqueued();
-                shared.run(&node, Some(job), &ctx());
+                match work {
+                    Work::Run(job) => shared.run(&node, Some(job), &ctx()),
+                    Work::Mark => shared.mark(&node, &ctx()),
+                }
             }
-            Some(job) => {
+            Some(work) => {
                 // Stored before the node can become ready (the count still
                 // holds the registration's one).
-                *lock(&node.job) = Some(job);
+                *lock(&node.job) = Some(work.into_job());
                 if node.release_dependency() {
                     shared.execute(&node, &ctx());
                 }

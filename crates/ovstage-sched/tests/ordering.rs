@@ -482,3 +482,38 @@ fn polls_agree_with_completion_failure_and_release_under_contention() {
     s.release(failed).unwrap();
     assert_eq!(s.tracked_ops(), 0);
 }
+
+#[test]
+fn a_marker_with_nothing_to_wait_for_is_complete_when_submitted() {
+    for lanes in [1, 2] {
+        let s = sched(lanes);
+        let release = s.submit_marker(&OpSpec::independent().releasing(91)).expect("no op bound");
+        assert_eq!(s.wait(release, Timeout::POLL), Ok(()), "{lanes} lanes: a marker nothing holds back is done");
+        assert_eq!(s.is_complete(release), Some(true));
+        // A finished user leaves nothing to wait for either.
+        let user = s.submit(&OpSpec::independent().using(92), noop());
+        assert_eq!(s.wait(user, LONG), Ok(()));
+        let release = s.submit_marker(&OpSpec::independent().releasing(92)).expect("no op bound");
+        assert_eq!(s.wait(release, Timeout::POLL), Ok(()), "{lanes} lanes");
+        s.release(release).expect("a completed marker is released like any op");
+    }
+}
+
+#[test]
+fn a_marker_follows_the_pending_users_of_its_handle() {
+    for lanes in [1, 2] {
+        let s = sched(lanes);
+        let (produce, gate_p) = gated();
+        let producer = s.submit(&OpSpec::independent().producing(93), produce);
+        let (consume, gate_c) = gated();
+        let consumer = s.submit(&OpSpec::independent().using(93), consume);
+        let release = s.submit_marker(&OpSpec::independent().releasing(93)).expect("no op bound");
+        assert!(is_pending(&s, release), "{lanes} lanes: the release completed before the handle's users");
+        gate_p.send(()).unwrap();
+        assert_eq!(s.wait(producer, LONG), Ok(()));
+        assert!(is_pending(&s, release), "{lanes} lanes: the release completed while a user was running");
+        gate_c.send(()).unwrap();
+        assert_eq!(s.wait(consumer, LONG), Ok(()));
+        assert_eq!(s.wait(release, LONG), Ok(()), "{lanes} lanes");
+    }
+}
