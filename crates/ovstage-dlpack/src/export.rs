@@ -79,6 +79,14 @@ struct OneTensor {
     dims: [i64; INLINE_DIMS],
 }
 
+// SAFETY: `tensor` points into `dims` (this value's own heap memory, as it
+// lives in a box) and into a read group's image (shared, immutable memory
+// the group pins); nothing is written through it, so the box can move to
+// the fetching thread (it is what [`prepare`] hands over for one tensor).
+unsafe impl Send for OneTensor {}
+// SAFETY: as above; shared access only reads.
+unsafe impl Sync for OneTensor {}
+
 /// DLTensors over views, with the shape and stride arrays they point into.
 /// A single tensor takes one allocation; more take two (tensors and dims),
 /// whatever their count.
@@ -304,7 +312,13 @@ unsafe impl Sync for PreparedTensors {}
 /// group (one per prim for arrays) are written by the read's job on a lane
 /// and the fetch only hands them over.
 pub fn prepare(group: &ReadGroup) -> Option<Prepared> {
-    Some(Box::new(PreparedTensors(describe(group), None)))
+    match describe(group) {
+        // Nothing to build ahead (a tombstone group).
+        Tensors::None => None,
+        // The tensor's own box is handed over: one allocation per group.
+        Tensors::One(one) => Some(one),
+        many => Some(Box::new(PreparedTensors(many, None))),
+    }
 }
 
 /// The bytes a copy of `group`'s values consists of, one part per tensor
@@ -357,8 +371,12 @@ impl ReadTensors {
     /// Describes `group`'s tensors, with the descriptors [`prepare`] built
     /// when there are some.
     pub fn new(mut group: ReadGroup) -> ReadTensors {
-        let (tensors, device_copy) = match group.take_prepared().map(|p| p.downcast::<PreparedTensors>()) {
-            Some(Ok(prepared)) => (prepared.0, prepared.1),
+        let prepared = group.take_prepared().map(|p| match p.downcast::<OneTensor>() {
+            Ok(one) => Ok((Tensors::One(one), None)),
+            Err(p) => p.downcast::<PreparedTensors>().map(|p| (p.0, p.1)),
+        });
+        let (tensors, device_copy) = match prepared {
+            Some(Ok(prepared)) => prepared,
             _ => (describe(&group), None),
         };
         ReadTensors { group, tensors, device_copy }

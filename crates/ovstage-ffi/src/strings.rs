@@ -134,14 +134,14 @@ pub(crate) unsafe fn attribute<'a>(a: ovx_string_or_token_t, what: impl Display)
 pub(crate) unsafe fn tokens<'a>(ptr: *const u64, len: usize, what: impl Display) -> Result<Vec<AttrRef<'a>>> {
     // SAFETY: forwarded.
     let raw = unsafe { slice(ptr, len, &what) }?;
-    raw.iter()
-        .enumerate()
-        .map(|(i, t)| {
-            Token::from_raw(*t)
-                .map(AttrRef::Token)
-                .ok_or_else(|| Error::invalid_argument(format!("{what}[{i}] is the invalid token 0")))
-        })
-        .collect()
+    // Sized once (collecting through `Result` would regrow it).
+    let mut out = Vec::with_capacity(raw.len());
+    for (i, t) in raw.iter().enumerate() {
+        let token = Token::from_raw(*t)
+            .ok_or_else(|| Error::invalid_argument(format!("{what}[{i}] is the invalid token 0")))?;
+        out.push(AttrRef::Token(token));
+    }
+    Ok(out)
 }
 
 /// Writes `value` through an out pointer that was checked non-NULL.

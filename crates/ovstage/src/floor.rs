@@ -91,10 +91,10 @@ impl Stage {
         let state = self.inner.ordinal_queries.remove(handle.get()).ok_or_else(|| {
             Error::invalid_handle(format!("release_ordinal_query: {handle} is unknown or already released"))
         })?;
-        Ok(self.inner.sched.submit(
-            &OpSpec::independent().releasing(state.key).on_submitter_when_ready().labelled("release_ordinal_query"),
-            Box::new(|| Ok(())),
-        )?)
+        Ok(self
+            .inner
+            .sched
+            .submit_marker(&OpSpec::independent().releasing(state.key).labelled("release_ordinal_query"))?)
     }
 }
 

@@ -59,10 +59,7 @@ impl Stage {
         let state = self.inner.hierarchies.remove(handle.get()).ok_or_else(|| {
             Error::invalid_handle(format!("release_hierarchy: {handle} is unknown or already released"))
         })?;
-        Ok(self.inner.sched.submit(
-            &OpSpec::independent().releasing(state.key).on_submitter_when_ready().labelled("release_hierarchy"),
-            Box::new(|| Ok(())),
-        )?)
+        Ok(self.inner.sched.submit_marker(&OpSpec::independent().releasing(state.key).labelled("release_hierarchy"))?)
     }
 }
 

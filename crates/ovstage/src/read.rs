@@ -1,7 +1,7 @@
 //! Reads: snapshot and change-range reads producing zero-copy groups.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use ovstage_sched::{Failure, Job, OpSpec, Order};
 use ovstage_types::{
@@ -18,7 +18,7 @@ use crate::metadata::{self, Reserved};
 use crate::schema::{Schema, ValueKind};
 use crate::stage::{Stage, StageInner, lock};
 use crate::state::QueryState;
-use crate::state::{OpCell, ReadState};
+use crate::state::{OpCell, ReadOutcome, ReadState};
 use crate::store::column::{Column, Picked, RowMap, Snapshot};
 use crate::store::image::Image;
 
@@ -183,10 +183,7 @@ impl Stage {
             .reads
             .remove(read.get())
             .ok_or_else(|| Error::invalid_handle(format!("release_read: {read} is unknown or already released")))?;
-        Ok(self.inner.sched.submit(
-            &OpSpec::independent().releasing(state.key).on_submitter_when_ready().labelled("release_read"),
-            Box::new(|| Ok(())),
-        )?)
+        Ok(self.inner.sched.submit_marker(&OpSpec::independent().releasing(state.key).labelled("release_read"))?)
     }
 }
 
@@ -256,7 +253,7 @@ impl StageInner {
         let state = Arc::new(ReadState {
             key,
             op: OpCell::default(),
-            outcome: OnceLock::new(),
+            outcome: ReadOutcome::default(),
             groups: Mutex::new(VecDeque::new()),
         });
         let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key).labelled("read_attributes");
@@ -323,12 +320,10 @@ impl StageInner {
                 match result {
                     Ok(groups) => {
                         *lock(&job_state.groups) = groups.into();
+                        job_state.outcome.succeed();
                     }
-                    Err(e) => {
-                        let _ = job_state.outcome.set(Err(e));
-                    }
+                    Err(e) => job_state.outcome.fail(e),
                 }
-                let _ = job_state.outcome.set(Ok(()));
                 failure.map_or(Ok(()), |e| Err(Failure::from(e)))
             }))
         })?;
@@ -339,7 +334,9 @@ impl StageInner {
 
     fn run_read(&self, q: &QueryState, targets: &[ReadTarget], range: OrdinalRange) -> Result<Vec<ReadGroup>> {
         q.at_execution().map_err(|f| f.error)?;
-        let mut values = Vec::new();
+        // Usually a group per attribute: sized once, not regrown (a group
+        // is a few hundred bytes, so each regrowth copies them all).
+        let mut values = Vec::with_capacity(targets.len());
         let mut tombstones = Vec::new();
         for t in targets {
             let (family, label, end) = match t {

@@ -276,14 +276,15 @@ impl StageInner {
     /// when one is a name or unknown ([`attr_token`](Self::attr_token)
     /// each then).
     pub(crate) fn known_tokens(&self, attrs: &[AttrRef<'_>]) -> Option<SmallVec<[Token; 4]>> {
-        let tokens: SmallVec<[Token; 4]> = attrs
-            .iter()
-            .map(|a| match a {
-                AttrRef::Token(t) => Some(*t),
-                AttrRef::Name(_) => None,
-            })
-            .collect::<Option<_>>()?;
-        tokens.iter().all(|t| self.paths.is_token(*t)).then_some(tokens)
+        // Sized once (collecting through `Option` would regrow it).
+        let mut tokens: SmallVec<[Token; 4]> = SmallVec::with_capacity(attrs.len());
+        for a in attrs {
+            match a {
+                AttrRef::Token(t) if self.paths.is_token(*t) => tokens.push(*t),
+                _ => return None,
+            }
+        }
+        Some(tokens)
     }
 
     /// [`existing_family`](Self::existing_family) of each token for which

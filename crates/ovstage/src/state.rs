@@ -8,7 +8,7 @@
 //! them, which alone construct and read these fields.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ovstage_types::idhash::IdBuild;
@@ -128,8 +128,43 @@ pub(crate) struct QueryCache {
 pub(crate) struct ReadState {
     pub(crate) key: u64,
     pub(crate) op: OpCell,
-    pub(crate) outcome: OnceLock<Result<()>>,
+    pub(crate) outcome: ReadOutcome,
     pub(crate) groups: Mutex<VecDeque<ReadGroup>>,
+}
+
+/// How a read ended, recorded once by its job (after its groups). A
+/// success is one atomic store: a `OnceLock` costs a few hundred
+/// instructions to set, on every read.
+#[derive(Default)]
+pub(crate) struct ReadOutcome {
+    state: AtomicU8,
+    error: OnceLock<Error>,
+}
+
+impl ReadOutcome {
+    const PENDING: u8 = 0;
+    const SUCCEEDED: u8 = 1;
+    const FAILED: u8 = 2;
+
+    /// Records a success (the groups are in place).
+    pub(crate) fn succeed(&self) {
+        self.state.store(Self::SUCCEEDED, Ordering::Release);
+    }
+
+    /// Records a failure.
+    pub(crate) fn fail(&self, error: Error) {
+        let _ = self.error.set(error);
+        self.state.store(Self::FAILED, Ordering::Release);
+    }
+
+    /// How the read ended; `None` while it has not.
+    pub(crate) fn get(&self) -> Option<std::result::Result<(), &Error>> {
+        match self.state.load(Ordering::Acquire) {
+            Self::PENDING => None,
+            Self::SUCCEEDED => Some(Ok(())),
+            _ => self.error.get().map(Err),
+        }
+    }
 }
 
 // ---- Map sessions (`map.rs`)
