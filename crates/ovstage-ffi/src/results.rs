@@ -40,10 +40,6 @@ impl HeldGroup {
         HeldGroup(ReadTensors::new(group))
     }
 
-    pub(crate) fn into_group(self) -> ReadGroup {
-        self.0.into_group()
-    }
-
     /// The C view of this group under `id`.
     pub(crate) fn view(&self, id: u64) -> crate::abi::api_types::ovstage_read_group_t {
         use crate::abi::CBool;

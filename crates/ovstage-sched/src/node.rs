@@ -130,6 +130,35 @@ impl Node {
         }
     }
 
+    /// Makes a released node nobody else holds the new node of op `id`,
+    /// as [`Node::new`] builds it, field by field (building a node and
+    /// moving it in copied a few hundred bytes per op). The pattern names
+    /// every field, so a field added to `Node` must be reset here too.
+    pub(crate) fn reset(&mut self, id: OpId, job: Option<BoxedJob>, role: Option<Role>, tag: Option<Box<Tag>>) {
+        let Node {
+            id: node_id,
+            state,
+            pending,
+            waiters,
+            job: node_job,
+            deps,
+            dependents,
+            failure,
+            role: node_role,
+            tag: node_tag,
+        } = self;
+        *node_id = id;
+        *state.get_mut() = state::WAITING;
+        *pending.get_mut() = 1;
+        *waiters.get_mut() = 0;
+        *node_job.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) = job;
+        deps.take();
+        dependents.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+        failure.take();
+        *node_role = role;
+        *node_tag = tag;
+    }
+
     pub(crate) fn load_state(&self) -> u8 {
         self.state.load(Ordering::Acquire)
     }

@@ -133,6 +133,15 @@ fn remove_user(many: &mut UsersById, node: &Arc<Node>) {
     }
 }
 
+/// Where a registered op completes when it has nothing to wait for.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(crate) enum Completion {
+    /// On the submitting thread, before its submission returns.
+    HereWhenFree,
+    /// Possibly after its submission returns (on a lane, or waited for).
+    Later,
+}
+
 #[derive(Default)]
 pub(crate) struct OrderState {
     buckets: OrdinalDeque<Bucket>,
@@ -170,7 +179,22 @@ fn dedup_deps(deps: &mut SmallVec<[Arc<Node>; 4]>) {
 impl OrderState {
     /// Records `node` (described by `spec`) and returns the pending ops it
     /// must wait for.
+    #[cfg(test)]
     pub(crate) fn register(&mut self, node: &Arc<Node>, spec: &OpSpec) -> SmallVec<[Arc<Node>; 4]> {
+        self.register_as(node, spec, Completion::Later)
+    }
+
+    /// [`OrderState::register`], told whether the op completes on the
+    /// submitting thread when it has nothing to wait for. Such an op is
+    /// complete before its submission returns the handle it produces, so
+    /// no later op can name that handle while it is pending: its producer
+    /// entry (a map insertion now and a removal at completion) is skipped.
+    pub(crate) fn register_as(
+        &mut self,
+        node: &Arc<Node>,
+        spec: &OpSpec,
+        completion: Completion,
+    ) -> SmallVec<[Arc<Node>; 4]> {
         let mut deps = SmallVec::new();
         match &spec.order {
             Order::Independent => {}
@@ -282,7 +306,9 @@ impl OrderState {
                 }
             });
         }
-        if let Some(handle) = spec.produces {
+        if let Some(handle) = spec.produces
+            && !(completion == Completion::HereWhenFree && deps.is_empty())
+        {
             self.handles.entry(handle).or_default().producer = Some(node.clone());
         }
         dedup_deps(&mut deps);
@@ -420,5 +446,30 @@ mod tests {
         let floor = node(7002);
         let deps = order.register(&floor, &OpSpec::new(Order::FloorAdvance { ordinal: 6, scope: FloorScope::All }));
         assert_eq!(dep_ids(&deps), [7000, 7001]);
+    }
+
+    /// An op that completes on its submitting thread, with nothing to
+    /// wait for, files no producer (nothing can name its handle before it
+    /// is complete); one that waits, or may complete later, does.
+    #[test]
+    fn a_producer_completing_at_submission_is_not_filed() {
+        let mut order = OrderState::default();
+        let free = node(1);
+        let spec = OpSpec::independent().producing(40);
+        assert!(order.register_as(&free, &spec, Completion::HereWhenFree).is_empty());
+        assert!(!order.handles.contains_key(&40), "a producer complete before its handle is out was filed");
+
+        let later = node(2);
+        assert!(order.register_as(&later, &OpSpec::independent().producing(41), Completion::Later).is_empty());
+        assert_eq!(dep_ids(&order.register(&node(3), &OpSpec::independent().using(41))), [2]);
+
+        // Held back by a pending user of its input: filed, so a consumer
+        // of its handle waits for it.
+        let blocker = node(4);
+        assert!(order.register(&blocker, &OpSpec::independent().producing(42)).is_empty());
+        let held = node(5);
+        let spec = OpSpec::independent().using(42).producing(43);
+        assert_eq!(dep_ids(&order.register_as(&held, &spec, Completion::HereWhenFree)), [4]);
+        assert_eq!(dep_ids(&order.register(&node(6), &OpSpec::independent().using(43))), [5]);
     }
 }

@@ -15,7 +15,7 @@ use smallvec::SmallVec;
 
 use crate::lanes::{LaneContext, LanePool, LaneShared};
 use crate::node::{Failure, Node, Role, state};
-use crate::order::OrderState;
+use crate::order::{Completion, OrderState};
 use crate::ring::CompletionRing;
 use crate::spec::{OpSpec, Placement};
 use crate::table::OpTable;
@@ -567,8 +567,9 @@ impl Scheduler {
             }
             self.room_for(spec)?;
             let job = stored(build()?);
-            let node = shared.table.insert_new(|id| Node::new(id, job, Some(role), Tag::when_tracing(spec)));
-            let deps = order.register(&node, spec);
+            let node = shared.table.insert_new(job, Some(role), Tag::when_tracing(spec));
+            let completion = if held.is_some() { Completion::HereWhenFree } else { Completion::Later };
+            let deps = order.register_as(&node, spec, completion);
             let mut ids = Vec::with_capacity(deps.len());
             for dep in deps {
                 let mut dependents = lock(&dep.dependents);
@@ -590,7 +591,7 @@ impl Scheduler {
         } else {
             self.room_for(spec)?;
             let job = stored(build()?);
-            (shared.table.insert_new(|id| Node::new(id, job, None, Tag::when_tracing(spec))), false)
+            (shared.table.insert_new(job, None, Tag::when_tracing(spec)), false)
         };
         let id = node.id;
         // Before the op can run: its completion finds the slot pending.

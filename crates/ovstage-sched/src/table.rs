@@ -11,7 +11,8 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use ovstage_types::OpId;
 
-use crate::node::Node;
+use crate::node::{BoxedJob, Node, Role};
+use crate::trace::Tag;
 use ovstage_types::sync::{read, write};
 
 /// A window this many slots long or shorter is never compacted.
@@ -60,7 +61,7 @@ impl OpWindow {
     /// Allocates the next id and inserts the node built for it. Ids are
     /// allocated here, under the table's write lock, so they are inserted in
     /// order and the window never has to grow at its front.
-    pub(crate) fn insert_new(&mut self, make: impl FnOnce(OpId) -> Node) -> Arc<Node> {
+    pub(crate) fn insert_new(&mut self, job: Option<BoxedJob>, role: Option<Role>, tag: Option<Box<Tag>>) -> Arc<Node> {
         let raw = self.next;
         self.next = raw.checked_add(1).expect("op ids do not run out");
         let id = OpId::from_raw(raw).expect("op ids start above 0");
@@ -70,12 +71,12 @@ impl OpWindow {
         let node = match self.pool.pop() {
             Some(mut pooled) => match Arc::get_mut(&mut pooled) {
                 Some(slot) => {
-                    *slot = make(id);
+                    slot.reset(id, job, role, tag);
                     pooled
                 }
-                None => Arc::new(make(id)),
+                None => Arc::new(Node::new(id, job, role, tag)),
             },
-            None => Arc::new(make(id)),
+            None => Arc::new(Node::new(id, job, role, tag)),
         };
         self.slots.push_back(Some(node.clone()));
         self.live += 1;
@@ -153,9 +154,9 @@ impl OpTable {
     }
 
     /// Inserts a new op (see [`OpWindow::insert_new`]).
-    pub(crate) fn insert_new(&self, make: impl FnOnce(OpId) -> Node) -> Arc<Node> {
+    pub(crate) fn insert_new(&self, job: Option<BoxedJob>, role: Option<Role>, tag: Option<Box<Tag>>) -> Arc<Node> {
         let mut window = self.write();
-        let node = window.insert_new(make);
+        let node = window.insert_new(job, role, tag);
         self.live.store(window.len(), Ordering::Relaxed);
         node
     }
@@ -185,8 +186,8 @@ impl OpTable {
 mod tests {
     use super::*;
 
-    fn node(id: OpId) -> Node {
-        Node::new(id, Some(Box::new(|| Ok(()))), None, None)
+    fn insert(w: &mut OpWindow) -> Arc<Node> {
+        w.insert_new(Some(Box::new(|| Ok(()))), None, None)
     }
 
     /// A released node nothing else holds is reused, fully reset; one
@@ -196,7 +197,7 @@ mod tests {
         use crate::node::{Failure, state};
         use ovstage_types::Error;
         let mut w = OpWindow::starting_at(OpId::from_raw(1).unwrap());
-        let a = w.insert_new(node);
+        let a = insert(&mut w);
         a.state.store(state::FAILED, std::sync::atomic::Ordering::Release);
         let _ = a.failure.set(Failure::from(Error::internal("boom")));
         let _ = a.take_job();
@@ -204,29 +205,42 @@ mod tests {
         let held = a.clone();
         drop(a);
         assert!(w.remove(held.id));
-        let b = w.insert_new(node);
+        let b = insert(&mut w);
         assert_ne!(Arc::as_ptr(&b), a_ptr, "a node someone holds is not reused");
         drop(held);
+        // Everything a completed op leaves in its node.
+        let other = insert(&mut w);
+        b.state.store(state::FAILED, std::sync::atomic::Ordering::Release);
+        let _ = b.failure.set(Failure::from(Error::internal("boom")));
+        let _ = b.take_job();
+        let _ = b.deps.set(Box::new([other.id]));
+        b.dependents.lock().unwrap().push(other.clone());
+        b.pending.store(0, std::sync::atomic::Ordering::Release);
+        b.waiters.store(3, std::sync::atomic::Ordering::Release);
         let b_ptr = Arc::as_ptr(&b);
         let b_id = b.id;
         drop(b);
         assert!(w.remove(b_id));
-        let c = w.insert_new(node);
+        let c = w.insert_new(Some(Box::new(|| Ok(()))), Some(Role::default()), None);
         assert_eq!(Arc::as_ptr(&c), b_ptr, "an unshared node is reused");
-        assert_eq!(c.id.get(), b_id.get() + 1);
+        assert_eq!(c.id.get(), other.id.get() + 1);
         assert_eq!(c.load_state(), state::WAITING);
+        assert_eq!(c.pending.load(std::sync::atomic::Ordering::Acquire), 1, "the registration's count");
+        assert_eq!(c.waiters.load(std::sync::atomic::Ordering::Acquire), 0);
         assert!(c.failure.get().is_none() && c.take_job().is_some(), "fresh failure and job");
+        assert!(c.deps().is_empty() && c.dependents.lock().unwrap().is_empty(), "no edges of the old op");
+        assert!(c.role.is_some() && c.tag.is_none(), "the new op's role and tag");
     }
 
     #[test]
     fn one_unreleased_op_does_not_pin_a_slot_for_every_later_op() {
         let first = OpId::from_raw(7 << 32).unwrap();
         let mut w = OpWindow::starting_at(first);
-        let pinned = w.insert_new(node).id;
+        let pinned = insert(&mut w).id;
         assert_eq!(pinned, first, "ids start at the configured first id");
         let mut kept = Vec::new();
         for i in 0..100_000u64 {
-            let id = w.insert_new(node).id;
+            let id = insert(&mut w).id;
             assert_eq!(id.get(), first.get() + 1 + i, "ids stay consecutive");
             if i % 10_000 == 0 {
                 kept.push(id);

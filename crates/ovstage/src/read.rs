@@ -134,20 +134,33 @@ impl Stage {
     /// The next group of a read, waiting up to `timeout` for the read to
     /// run. `Ok(None)` once every group was fetched (END_OF_ITERATION).
     pub fn fetch_read_next(&self, read: ReadHandle, timeout: Timeout) -> Result<Option<ReadGroup>> {
-        let unknown = || Error::invalid_handle(format!("fetch_read_next: {read} is unknown or was released"));
         // A read that has run (the usual case: small reads run as they
         // are enqueued) is served under the handle table's lock, without
-        // taking a reference to its state.
+        // taking a reference to its state. The group goes straight to
+        // `group` (a group is a few hundred bytes: passing it out through
+        // nested results copied it a dozen times).
+        let mut group = None;
         let served = self.inner.reads.with_mut(read.get(), |state| {
             state.outcome.get().map(|outcome| match outcome {
-                Ok(()) => Ok(lock(&state.groups).pop_front()),
+                Ok(()) => {
+                    group = lock(&state.groups).pop_front();
+                    Ok(())
+                }
                 Err(e) => Err(e.clone()),
             })
         });
-        if let Some(served) = served.ok_or_else(unknown)? {
-            return served;
+        match served {
+            Some(Some(Ok(()))) => Ok(group),
+            Some(Some(Err(e))) => Err(e),
+            Some(None) => self.fetch_read_pending(read, timeout),
+            None => Err(unknown_read(read)),
         }
-        let state = self.inner.reads.get(read.get()).ok_or_else(unknown)?;
+    }
+
+    /// [`Stage::fetch_read_next`] of a read that had not run when asked.
+    #[cold]
+    fn fetch_read_pending(&self, read: ReadHandle, timeout: Timeout) -> Result<Option<ReadGroup>> {
+        let state = self.inner.reads.get(read.get()).ok_or_else(|| unknown_read(read))?;
         if state.outcome.get().is_none() {
             self.inner.await_result(state.op.get().expect("set at enqueue"), timeout, "fetch_read_next", read)?;
         }
@@ -185,6 +198,10 @@ impl Stage {
             .ok_or_else(|| Error::invalid_handle(format!("release_read: {read} is unknown or already released")))?;
         Ok(self.inner.sched.submit_marker(&OpSpec::independent().releasing(state.key).labelled("release_read"))?)
     }
+}
+
+fn unknown_read(read: ReadHandle) -> Error {
+    Error::invalid_handle(format!("fetch_read_next: {read} is unknown or was released"))
 }
 
 impl StageInner {

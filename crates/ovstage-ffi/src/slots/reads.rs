@@ -105,19 +105,20 @@ pub(super) unsafe extern "C" fn fetch_read_next(
     // SAFETY: the contract's preconditions on the pointers.
     unsafe {
         with_context(ctx, CALL, |c| {
-            let fetched = (|| {
-                strings::non_null(out, Arg(CALL, "out_group"))?;
-                let r = read_handle(handle, CALL)?;
-                c.stage.fetch_read_next(r, Timeout::from_nanos(timeout)).map_err(in_call(CALL))
-            })();
-            match fetched {
+            let r = match strings::non_null(out, Arg(CALL, "out_group")).and_then(|()| read_handle(handle, CALL)) {
+                Ok(r) => r,
+                Err(e) => return report(&e),
+            };
+            // Matched where it is returned: a group is a few hundred bytes,
+            // and each wrapping of it is a copy.
+            match c.stage.fetch_read_next(r, Timeout::from_nanos(timeout)) {
                 Ok(Some(group)) => {
                     let view = c.results.groups.insert_view(HeldGroup::new(group), |id, held| held.view(id));
                     out.write(view);
                     c_status(Status::Ok)
                 }
                 Ok(None) => c_status(Status::EndOfIteration),
-                Err(e) => report(&e),
+                Err(e) => report(&in_call(CALL)(e)),
             }
         })
     }
@@ -134,10 +135,16 @@ pub(super) unsafe extern "C" fn release_group(
         super::sync_slot(ctx, CALL, |c| {
             strings::non_null(group, Arg(CALL, "group"))?;
             let id = (*group).read_group_id;
-            let held = c.results.groups.remove(id).ok_or_else(|| {
-                Error::invalid_handle(format!("{CALL}: read group {id:#x} is unknown or already released"))
-            })?;
-            c.stage.release_group(held.into_group());
+            // Dropping the held group releases its pin on storage (what
+            // `Stage::release_group` does), without moving it out first.
+            match c.results.groups.remove(id) {
+                Some(held) => drop(held),
+                None => {
+                    return Err(Error::invalid_handle(format!(
+                        "{CALL}: read group {id:#x} is unknown or already released"
+                    )));
+                }
+            }
             Ok(())
         })
     }
