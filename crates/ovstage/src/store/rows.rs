@@ -339,9 +339,20 @@ impl RowSet {
         }
         match &mut self.repr {
             Repr::Dense(words) => {
-                Self::grow(words, start + len - 1);
-                for (w, mask) in word_masks(start, start + len) {
-                    words[w] |= mask;
+                // The edge words masked, the words between filled whole
+                // (a fill, not a mask per word: writes of thousands of
+                // rows insert their run into a version's set).
+                let last_row = start + (len - 1);
+                Self::grow(words, last_row);
+                let (first, last) = (start as usize / 64, last_row as usize / 64);
+                let low = u64::MAX << (start % 64);
+                let high = u64::MAX >> (63 - last_row % 64);
+                if first == last {
+                    words[first] |= low & high;
+                } else {
+                    words[first] |= low;
+                    words[first + 1..last].fill(u64::MAX);
+                    words[last] |= high;
                 }
             }
             Repr::Sparse(entries) => {
