@@ -23,6 +23,7 @@ use crate::state::{MapGroup, MapState, OpCell, Session, Setup};
 use crate::store::backend::Staging;
 use crate::tensor::{Element, TensorDesc};
 use crate::transport::check_semantic;
+use crate::write::INLINE_WRITE_BYTES;
 
 const CALL: &str = "map_attribute";
 
@@ -444,6 +445,14 @@ impl StageInner {
             "unmap_group"
         });
         let spec = if end { spec.releasing(state.key) } else { spec };
+        // A small commit of host memory runs on the committing thread when
+        // nothing holds it back, as a small write does: handing it to a
+        // lane (waking one that sleeps) cost more than the commit.
+        let bytes = groups.iter().try_fold(0u64, |sum, g| match g.buf.device() {
+            Device::Host => Some(sum + g.buf.len() as u64),
+            Device::Cuda(_) => None,
+        });
+        let spec = if bytes.is_some_and(|b| b <= INLINE_WRITE_BYTES) { spec.on_submitter_when_ready() } else { spec };
         // The commit ending the session takes its ticket and drops it once
         // it has run (or at once when refused).
         let ticket = if end { lock(&state.session).ticket.take() } else { None };

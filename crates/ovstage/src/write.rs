@@ -29,7 +29,7 @@ pub(crate) enum Entry {
 /// costs more than its copy (16 KiB: about half a microsecond), and a
 /// producer of small writes then no longer competes with the lanes for
 /// cores. Larger writes go to lanes, so independent ones run in parallel.
-const INLINE_WRITE_BYTES: u64 = 16 * 1024;
+pub(crate) const INLINE_WRITE_BYTES: u64 = 16 * 1024;
 
 impl Entry {
     fn family(&self) -> &Arc<Family> {

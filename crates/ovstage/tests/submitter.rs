@@ -1,6 +1,7 @@
 //! Which writes run on the thread that enqueues them: small ones whose
 //! payload is there already, when nothing holds them back; never one
-//! whose payload may still be arriving, nor a large one.
+//! whose payload may still be arriving, nor a large one. Small map
+//! commits likewise.
 
 mod common;
 
@@ -8,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
 use common::{LONG, query, stage, write};
-use ovstage::{DType, HostBytes, Tensor, WriteData};
+use ovstage::{DType, HostBytes, MapDesc, Tensor, Timeout, WriteData};
 
 /// Bytes that note the threads reading them.
 struct Noted {
@@ -67,4 +68,28 @@ fn small_ready_writes_run_inside_their_enqueue_and_others_on_lanes() {
     let op = write(&s, qb, "c", 1, data);
     s.wait_ok(op, LONG).unwrap();
     assert!(readers.lock().unwrap().iter().any(|t| *t != me), "{:?}", readers.lock().unwrap());
+}
+
+/// Maps `f32` "m" over `n` prims at `ordinal`, fills it with `value`, and
+/// returns the commit ending the session.
+fn commit_session(s: &ovstage::Stage, n: usize, ordinal: u64, value: f32) -> ovstage::OpId {
+    let paths: Vec<String> = (0..n).map(|i| format!("/M{i}")).collect();
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let q = query(s, &paths);
+    let map = s.map_attribute(q, MapDesc::new("m", DType::F32), ordinal, None).unwrap();
+    let mut group = s.fetch_map_next(map.handle, Timeout::INFINITE).unwrap().expect("one group");
+    group.values_mut::<f32>(0).unwrap().fill(value);
+    s.unmap_attribute(map.handle, [group]).unwrap()
+}
+
+#[test]
+fn small_map_commits_run_inside_their_unmap() {
+    let s = stage(2);
+    // 16 bytes: committed when the call returns (handed to a lane, a
+    // sleeping one had to be woken first).
+    let op = commit_session(&s, 4, 1, 2.5);
+    assert_eq!(s.wait(op, Timeout::POLL), Ok(()), "a small commit had not run when its unmap returned");
+    // Over 16 KiB: committed on a lane, and as correct.
+    let op = commit_session(&s, 5000, 2, 4.0);
+    s.wait_ok(op, LONG).unwrap();
 }

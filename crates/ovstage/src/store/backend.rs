@@ -115,6 +115,11 @@ impl Staging {
         self.device
     }
 
+    /// The size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.buf.len()
+    }
+
     /// The writable bytes (host memory: the CPU store's).
     pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
         self.buf.bytes_mut()
