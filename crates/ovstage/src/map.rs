@@ -25,6 +25,10 @@ use crate::tensor::{Element, TensorDesc};
 use crate::transport::check_semantic;
 use crate::write::INLINE_WRITE_BYTES;
 
+/// Sessions over at most this many prims are set up on the mapping thread
+/// when nothing holds them back (see `enqueue_map`).
+const INLINE_SETUP_PRIMS: usize = 256;
+
 const CALL: &str = "map_attribute";
 
 /// What to map.
@@ -317,6 +321,11 @@ impl StageInner {
             failure.map_or(Ok(()), |e| Err(Failure::from(e)))
         });
         let spec = OpSpec::new(order(force, ordinal, family.id)).using(q.key).producing(key).labelled("map_attribute");
+        // The setup of a session over a few prims (a schema decision and
+        // an allocation) runs on this thread when nothing holds it back:
+        // a lane handoff, with a lane to wake, cost more.
+        let few = q.ready().is_some_and(|r| r.prims.len() <= INLINE_SETUP_PRIMS);
+        let spec = if few { spec.on_submitter_when_ready() } else { spec };
         let targets = Targets::whole(&q);
         // The session keeps its ticket (its ordinal stays pending: nothing
         // merges past it) until the commit ending it has run.

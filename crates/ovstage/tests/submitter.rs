@@ -77,13 +77,17 @@ fn commit_session(s: &ovstage::Stage, n: usize, ordinal: u64, value: f32) -> ovs
     let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
     let q = query(s, &paths);
     let map = s.map_attribute(q, MapDesc::new("m", DType::F32), ordinal, None).unwrap();
+    if n <= 256 {
+        // A session over a few prims is set up inside the call.
+        assert_eq!(s.wait(map.op, Timeout::POLL), Ok(()), "a {n}-prim setup had not run when map_attribute returned");
+    }
     let mut group = s.fetch_map_next(map.handle, Timeout::INFINITE).unwrap().expect("one group");
     group.values_mut::<f32>(0).unwrap().fill(value);
     s.unmap_attribute(map.handle, [group]).unwrap()
 }
 
 #[test]
-fn small_map_commits_run_inside_their_unmap() {
+fn small_map_setups_and_commits_run_inside_their_calls() {
     let s = stage(2);
     // 16 bytes: committed when the call returns (handed to a lane, a
     // sleeping one had to be woken first).
