@@ -213,6 +213,12 @@ impl Stage {
         let tests = filter.iter().map(|p| inner.compile(p)).collect::<Result<Vec<Test>>>()?;
         let scope = attributes.iter().map(|a| inner.attr_token(*a, CALL)).collect::<Result<Vec<Token>>>()?;
         let state = Arc::new(QueryState::new(inner.next_handle_key()));
+        // A repeated structural filter whose result is cached for the
+        // structure as it is now resolves by a lookup: on this thread, when
+        // no floor advance holds it back (it still resolves when it runs,
+        // so a change in between is seen).
+        let spec = OpSpec::new(ovstage_sched::Order::AfterFloors).producing(state.key).labelled("query");
+        let spec = if inner.has_cached(&tests, &scope) { spec.on_submitter_when_ready() } else { spec };
         let (owner, job_state) = (inner.clone(), state.clone());
         let job: Job = Box::new(move || {
             let result = owner.resolve_filter(&tests, &scope);
@@ -220,9 +226,7 @@ impl Stage {
             let _ = job_state.resolved.set(result);
             failure.map_or(Ok(()), |e| Err(Failure::from(e)))
         });
-        let op = inner
-            .sched
-            .submit(&OpSpec::new(ovstage_sched::Order::AfterFloors).producing(state.key).labelled("query"), job)?;
+        let op = inner.sched.submit(&spec, job)?;
         state.producer.set(op);
         let raw = inner.queries.insert_with(|_| state);
         Ok(Enqueued { handle: QueryHandle::from_raw(raw).expect("never 0"), op })

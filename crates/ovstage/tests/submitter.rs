@@ -1,7 +1,7 @@
 //! Which writes run on the thread that enqueues them: small ones whose
 //! payload is there already, when nothing holds them back; never one
 //! whose payload may still be arriving, nor a large one. Small map
-//! commits likewise.
+//! setups and commits likewise, and filter queries whose result is cached.
 
 mod common;
 
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
 use common::{LONG, query, stage, write};
-use ovstage::{DType, HostBytes, MapDesc, Tensor, Timeout, WriteData};
+use ovstage::{DType, HostBytes, MapDesc, Predicate, Tensor, Timeout, WriteData};
 
 /// Bytes that note the threads reading them.
 struct Noted {
@@ -96,4 +96,21 @@ fn small_map_setups_and_commits_run_inside_their_calls() {
     // Over 16 KiB: committed on a lane, and as correct.
     let op = commit_session(&s, 5000, 2, 4.0);
     s.wait_ok(op, LONG).unwrap();
+}
+
+#[test]
+fn a_repeated_structural_query_resolves_inside_its_call() {
+    let s = stage(2);
+    let paths: Vec<String> = (0..64).map(|i| format!("/Q{i}")).collect();
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let q = query(&s, &paths);
+    let (data, _) = noted(64, false);
+    s.wait_ok(write(&s, q, "h", 1, data), LONG).unwrap();
+    let has = [Predicate::has("h")];
+    let first = s.query(&has, &[]).unwrap();
+    assert_eq!(s.fetch_query_result(first.handle, Timeout::INFINITE).unwrap().total_prim_count, 64);
+    // Cached now, and nothing structural changed: a lookup, done in the call.
+    let again = s.query(&has, &[]).unwrap();
+    assert_eq!(s.wait(again.op, Timeout::POLL), Ok(()), "a cached query had not resolved when query returned");
+    assert_eq!(s.fetch_query_result(again.handle, Timeout::POLL).unwrap().total_prim_count, 64);
 }

@@ -94,6 +94,15 @@ impl StageInner {
         Ok(resolved)
     }
 
+    /// Whether a filter's result is cached for the structure as it is now,
+    /// so resolving it at once would be a lookup (where to run it: a
+    /// lookup costs less than a lane handoff).
+    pub(super) fn has_cached(&self, tests: &[Test], scope: &[Token]) -> bool {
+        let Some(key) = FilterKey::of(tests, scope) else { return false };
+        let stamp = self.stamp();
+        lock(&self.query_cache.entries).iter().any(|e| e.key == key && e.stamp == stamp)
+    }
+
     /// Number of cached filter results (for tests).
     #[cfg(test)]
     pub(crate) fn cached_queries(&self) -> usize {
