@@ -8,8 +8,8 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
-use common::{LONG, query, stage, write};
-use ovstage::{DType, HostBytes, MapDesc, Predicate, Tensor, Timeout, WriteData};
+use common::{LONG, prim_paths, query, read_f32, seal, stage, wait, write};
+use ovstage::{DType, HostBytes, MapDesc, OrdinalRange, Predicate, QueryHandle, Stage, Tensor, Timeout, WriteData};
 
 /// Bytes that note the threads reading them.
 struct Noted {
@@ -33,6 +33,12 @@ impl HostBytes for Noted {
     }
 }
 
+/// A query of `n` prims (`common::prim_paths`).
+fn query_of(s: &Stage, n: usize) -> QueryHandle {
+    let paths = prim_paths(n);
+    query(s, &paths.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 /// A write of `n` f32 (one per prim) whose readers are noted.
 fn noted(n: usize, arriving: bool) -> (WriteData, Arc<Mutex<Vec<ThreadId>>>) {
     let readers = Arc::new(Mutex::new(Vec::new()));
@@ -44,9 +50,7 @@ fn noted(n: usize, arriving: bool) -> (WriteData, Arc<Mutex<Vec<ThreadId>>>) {
 fn small_ready_writes_run_inside_their_enqueue_and_others_on_lanes() {
     let s = stage(2);
     let me = std::thread::current().id();
-    let small: Vec<String> = (0..4).map(|i| format!("/S{i}")).collect();
-    let small: Vec<&str> = small.iter().map(String::as_str).collect();
-    let q = query(&s, &small);
+    let q = query_of(&s, 4);
     let (data, readers) = noted(4, false);
     let op = write(&s, q, "a", 1, data);
     // Complete when the call returned: it ran on this thread.
@@ -61,9 +65,7 @@ fn small_ready_writes_run_inside_their_enqueue_and_others_on_lanes() {
     assert!(readers.lock().unwrap().iter().any(|t| *t != me), "{:?}", readers.lock().unwrap());
 
     // Over 16 KiB: handed to a lane.
-    let big: Vec<String> = (0..5000).map(|i| format!("/B{i}")).collect();
-    let big: Vec<&str> = big.iter().map(String::as_str).collect();
-    let qb = query(&s, &big);
+    let qb = query_of(&s, 5000);
     let (data, readers) = noted(5000, false);
     let op = write(&s, qb, "c", 1, data);
     s.wait_ok(op, LONG).unwrap();
@@ -71,11 +73,9 @@ fn small_ready_writes_run_inside_their_enqueue_and_others_on_lanes() {
 }
 
 /// Maps `f32` "m" over `n` prims at `ordinal`, fills it with `value`, and
-/// returns the commit ending the session.
-fn commit_session(s: &ovstage::Stage, n: usize, ordinal: u64, value: f32) -> ovstage::OpId {
-    let paths: Vec<String> = (0..n).map(|i| format!("/M{i}")).collect();
-    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-    let q = query(s, &paths);
+/// returns the query and the commit ending the session.
+fn commit_session(s: &Stage, n: usize, ordinal: u64, value: f32) -> (QueryHandle, ovstage::OpId) {
+    let q = query_of(s, n);
     let map = s.map_attribute(q, MapDesc::new("m", DType::F32), ordinal, None).unwrap();
     if n <= 256 {
         // A session over a few prims is set up inside the call.
@@ -83,7 +83,7 @@ fn commit_session(s: &ovstage::Stage, n: usize, ordinal: u64, value: f32) -> ovs
     }
     let mut group = s.fetch_map_next(map.handle, Timeout::INFINITE).unwrap().expect("one group");
     group.values_mut::<f32>(0).unwrap().fill(value);
-    s.unmap_attribute(map.handle, [group]).unwrap()
+    (q, s.unmap_attribute(map.handle, [group]).unwrap())
 }
 
 #[test]
@@ -91,19 +91,22 @@ fn small_map_setups_and_commits_run_inside_their_calls() {
     let s = stage(2);
     // 16 bytes: committed when the call returns (handed to a lane, a
     // sleeping one had to be woken first).
-    let op = commit_session(&s, 4, 1, 2.5);
+    let (_, op) = commit_session(&s, 4, 1, 2.5);
     assert_eq!(s.wait(op, Timeout::POLL), Ok(()), "a small commit had not run when its unmap returned");
     // Over 16 KiB: committed on a lane, and as correct.
-    let op = commit_session(&s, 5000, 2, 4.0);
-    s.wait_ok(op, LONG).unwrap();
+    let (q, op) = commit_session(&s, 5000, 2, 4.0);
+    wait(&s, op);
+    wait(&s, seal(&s, 2));
+    let (values, tombstones) = read_f32(&s, q, "m", OrdinalRange::LATEST).unwrap();
+    assert!(tombstones.is_empty());
+    assert_eq!(values.len(), 5000);
+    assert!(values.iter().all(|(_, v)| v == &[4.0]), "the large commit's values");
 }
 
 #[test]
 fn a_repeated_structural_query_resolves_inside_its_call() {
     let s = stage(2);
-    let paths: Vec<String> = (0..64).map(|i| format!("/Q{i}")).collect();
-    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-    let q = query(&s, &paths);
+    let q = query_of(&s, 64);
     let (data, _) = noted(64, false);
     s.wait_ok(write(&s, q, "h", 1, data), LONG).unwrap();
     let has = [Predicate::has("h")];
