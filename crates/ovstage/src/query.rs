@@ -22,7 +22,7 @@ use crate::api::{AttrRef, Enqueued};
 use crate::family::prim_bit;
 use crate::metadata::Reserved;
 use crate::stage::{Stage, StageInner, lock};
-use crate::state::{OpCell, QueryState, Resolved, Test};
+use crate::state::{FilterKey, OpCell, QueryState, Resolved, Test};
 use crate::store::column::{Column, ColumnGuard, RowMap};
 use crate::store::rows::RowSet;
 
@@ -218,10 +218,11 @@ impl Stage {
         // no floor advance holds it back (it still resolves when it runs,
         // so a change in between is seen).
         let spec = OpSpec::new(ovstage_sched::Order::AfterFloors).producing(state.key).labelled("query");
-        let spec = if inner.has_cached(&tests, &scope) { spec.on_submitter_when_ready() } else { spec };
+        let key = FilterKey::of(&tests, &scope);
+        let spec = if inner.has_cached(key.as_ref()) { spec.on_submitter_when_ready() } else { spec };
         let (owner, job_state) = (inner.clone(), state.clone());
         let job: Job = Box::new(move || {
-            let result = owner.resolve_filter(&tests, &scope);
+            let result = owner.resolve_filter(&tests, &scope, key);
             let failure = result.as_ref().err().cloned();
             let _ = job_state.resolved.set(result);
             failure.map_or(Ok(()), |e| Err(Failure::from(e)))

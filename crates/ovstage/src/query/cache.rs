@@ -34,7 +34,7 @@ const FAMILY_END: u64 = u64::MAX;
 impl FilterKey {
     /// The key of a filter whose result depends only on structure; `None`
     /// for filters testing values (never cached).
-    fn of(tests: &[Test], scope: &[Token]) -> Option<FilterKey> {
+    pub(super) fn of(tests: &[Test], scope: &[Token]) -> Option<FilterKey> {
         if !tests.iter().all(Test::is_structural) {
             return None;
         }
@@ -57,10 +57,16 @@ impl StageInner {
 
     /// The result of a filter query: a cached one when its filter depends
     /// only on structure and nothing structural changed since, otherwise a
-    /// fresh evaluation (cached when it may be). The caller's handle owns
-    /// one reference to the result's path list.
-    pub(super) fn resolve_filter(&self, tests: &[Test], scope: &[Token]) -> Result<Arc<Resolved>> {
-        let Some(key) = FilterKey::of(tests, scope) else {
+    /// fresh evaluation (cached when it may be). `key` is the filter's
+    /// [`FilterKey::of`]. The caller's handle owns one reference to the
+    /// result's path list.
+    pub(super) fn resolve_filter(
+        &self,
+        tests: &[Test],
+        scope: &[Token],
+        key: Option<FilterKey>,
+    ) -> Result<Arc<Resolved>> {
+        let Some(key) = key else {
             return self.evaluate(tests, scope).map(Arc::new);
         };
         let stamp = self.stamp();
@@ -97,10 +103,10 @@ impl StageInner {
     /// Whether a filter's result is cached for the structure as it is now,
     /// so resolving it at once would be a lookup (where to run it: a
     /// lookup costs less than a lane handoff).
-    pub(super) fn has_cached(&self, tests: &[Test], scope: &[Token]) -> bool {
-        let Some(key) = FilterKey::of(tests, scope) else { return false };
+    pub(super) fn has_cached(&self, key: Option<&FilterKey>) -> bool {
+        let Some(key) = key else { return false };
         let stamp = self.stamp();
-        lock(&self.query_cache.entries).iter().any(|e| e.key == key && e.stamp == stamp)
+        lock(&self.query_cache.entries).iter().any(|e| &e.key == key && e.stamp == stamp)
     }
 
     /// Number of cached filter results (for tests).
