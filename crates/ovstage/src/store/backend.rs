@@ -206,15 +206,7 @@ impl StorageBackend for HostMemory {
     }
 
     fn upload_ranges<'a>(&self, rows: impl Iterator<Item = &'a [u8]>, len: usize) -> Result<Buf, AllocFailed> {
-        let mut buf = self.pool.try_take(len)?;
-        let dst = buf.bytes_mut();
-        let mut at = 0;
-        for row in rows {
-            dst[at..at + row.len()].copy_from_slice(row);
-            at += row.len();
-        }
-        debug_assert_eq!(at, len, "the rows fill the buffer");
-        Ok(buf)
+        self.pool.try_gather(rows, len)
     }
 
     fn scatter_rows(&self, dst: &mut Buf, src: &Buf, width: usize, rows: &Rows) {

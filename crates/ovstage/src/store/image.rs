@@ -109,15 +109,17 @@ impl ArrayIndex {
     /// since the last prune: a prune scans every row, so doing it at every
     /// version would make a one-row write to a large column cost the
     /// column; this way at most as many dead buffers as live ones are kept.
-    fn prune(&mut self, live: &RowSet) {
+    /// The buffers dropped are handed to `dropped` (the column's pool takes
+    /// back those nothing else holds).
+    fn prune(&mut self, live: &RowSet, dropped: impl FnMut(Arc<Buffer>)) {
         if self.bufs.len() < 2 * self.kept.max(4) {
             return;
         }
-        self.prune_now(live);
+        self.prune_now(live, dropped);
         self.kept = self.bufs.len();
     }
 
-    fn prune_now(&mut self, live: &RowSet) {
+    fn prune_now(&mut self, live: &RowSet, mut dropped: impl FnMut(Arc<Buffer>)) {
         let mut used = vec![false; self.bufs.len()];
         for (row, r) in self.refs.iter().enumerate() {
             if live.contains(row as u32) && r.len > 0 {
@@ -133,6 +135,8 @@ impl ArrayIndex {
             if used[i] {
                 remap[i] = kept.len() as u32;
                 kept.push(b);
+            } else {
+                dropped(b);
             }
         }
         for (row, r) in self.refs.iter_mut().enumerate() {
@@ -236,7 +240,9 @@ impl ColumnGuard<'_> {
         let base = (0..idx).rev().find(|i| st.versions[*i].image.is_some());
         let (from, mut index, mut live) = match base {
             Some(b) if may_steal => {
-                st.versions[b].parts.clear();
+                std::mem::take(&mut st.versions[b].parts)
+                    .into_iter()
+                    .for_each(|p| recycle_part(&self.column.memory, p));
                 st.versions[b].keys.clear();
                 let image = st.versions[b].image.take().expect("found above");
                 match Arc::try_unwrap(image) {
@@ -256,8 +262,12 @@ impl ColumnGuard<'_> {
                 apply_array(part, &mut index, &mut live);
             }
         }
-        index.prune(&live);
         let memory = &self.column.memory;
+        // The versions before `idx` are dropped next; their parts' buffers
+        // are in this index, so pruned ones are the column's to reuse (an
+        // array write loop otherwise allocated, zeroed and page-faulted a
+        // fresh buffer per write).
+        index.prune(&live, |data| recycle(memory, data));
         let (data, device) = (Arc::new(memory.empty()), memory.device());
         let image = Arc::new(Image { data, arrays: Some(index), live, nrows: target_rows, device });
         st.versions[idx].image = Some(image.clone());
