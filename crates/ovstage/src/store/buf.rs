@@ -44,12 +44,6 @@ impl Buf {
         Ok(Buf { words, len })
     }
 
-    /// A copy of `src`, written once: no zero fill first. A failed
-    /// allocation is an error.
-    pub(crate) fn try_copy_of(src: &[u8]) -> Result<Buf, AllocFailed> {
-        Buf::try_gather([src], src.len())
-    }
-
     /// `pieces` back to back, `len` bytes in all, written once: no zero
     /// fill first (a zeroed allocation that is then overwritten costs a
     /// pass over the memory more, and the copy here is no slower than
@@ -70,7 +64,6 @@ impl Buf {
                     continue;
                 }
                 words.push(u64::from_ne_bytes(carry));
-                held = 0;
             }
             let chunks = piece.chunks_exact(8);
             let tail = chunks.remainder();
@@ -247,7 +240,7 @@ mod tests {
         let pool = BufPool::with_limit(1 << 20);
         for n in [0usize, 1, 7, 8, 9, 4000, 4003] {
             let src: Vec<u8> = (0..n).map(|i| (i * 7 + 1) as u8).collect();
-            let b = Buf::try_copy_of(&src).expect("small");
+            let b = Buf::try_gather([&src[..]], n).expect("small");
             assert_eq!(b.bytes(), &src[..]);
             assert_eq!(b.bytes().as_ptr() as usize % 8, 0);
             // Reused buffers hold exactly the new bytes.
