@@ -262,28 +262,19 @@ pub(crate) fn run(o: &Options) -> Result<(), String> {
             continue;
         }
         let both = case.runs == Runs::Both;
-        let mut workers: Vec<&mut Worker> = vec![&mut ours];
-        if both && let Some(r) = reference.as_mut() {
-            workers.push(r);
-        }
-        let mut batch = Vec::new();
-        for w in workers.iter_mut() {
-            w.ask(&setup).map_err(|e| format!("{}: {e}", case.name))?;
-            batch.push(w.calibrate().map_err(|e| format!("{}: {e}", case.name))?);
-        }
-        let mut rounds: Vec<Vec<f64>> = vec![Vec::new(); workers.len()];
-        for _ in 0..o.rounds {
-            for (i, w) in workers.iter_mut().enumerate() {
-                let t = w.run(batch[i]).map_err(|e| format!("{}: {e}", case.name))?;
-                rounds[i].push(t.as_secs_f64() / batch[i] as f64);
+        let figures = if o.busy > 0 {
+            let mut libs = vec![("our", o.ours.as_path())];
+            if both && let Some(lib) = &o.against {
+                libs.push(("reference", lib.as_path()));
             }
-        }
-        let mut figures = Vec::new();
-        for (i, w) in workers.iter_mut().enumerate() {
-            let extra = w.extra()?;
-            w.ask("teardown")?;
-            figures.push(Figures { rounds: std::mem::take(&mut rounds[i]), extra });
-        }
+            fresh_rounds(&libs, &setup, o.rounds).map_err(|e| format!("{}: {e}", case.name))?
+        } else {
+            let mut workers: Vec<&mut Worker> = vec![&mut ours];
+            if both && let Some(r) = reference.as_mut() {
+                workers.push(r);
+            }
+            same_process_rounds(&mut workers, &setup, o.rounds).map_err(|e| format!("{}: {e}", case.name))?
+        };
         let row = Row { name: case.name.clone(), ours: figures[0].clone(), reference: figures.get(1).cloned() };
         print_row(&row);
         rows.push(row);
@@ -298,6 +289,55 @@ pub(crate) fn run(o: &Options) -> Result<(), String> {
         println!("report written to {}", path.display());
     }
     Ok(())
+}
+
+/// Each library's rounds of one case in the workers that serve it for the
+/// whole run, alternating: warm-up and calibration once, then one batch per
+/// library per round.
+fn same_process_rounds(workers: &mut [&mut Worker], setup: &str, rounds: usize) -> Result<Vec<Figures>, String> {
+    let mut batch = Vec::new();
+    for w in workers.iter_mut() {
+        w.ask(setup)?;
+        batch.push(w.calibrate()?);
+    }
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); workers.len()];
+    for _ in 0..rounds {
+        for (i, w) in workers.iter_mut().enumerate() {
+            let t = w.run(batch[i])?;
+            times[i].push(t.as_secs_f64() / batch[i] as f64);
+        }
+    }
+    let mut figures = Vec::new();
+    for (i, w) in workers.iter_mut().enumerate() {
+        let extra = w.extra()?;
+        w.ask("teardown")?;
+        figures.push(Figures { rounds: std::mem::take(&mut times[i]), extra });
+    }
+    Ok(figures)
+}
+
+/// Each library's rounds of one case, each round in a new worker process
+/// (set up, warmed up and calibrated again), alternating. With the cores
+/// taken by background threads, where the scheduler places a process's
+/// threads decides its figures for as long as it lives: one process of
+/// either library ran `ConcurrentLatestRead/2` at 40-100 us an iteration,
+/// another at 3-4 ms (the threads it starts each iteration waited a 4 ms
+/// tick to run first), so rounds in one process are one sample, not five.
+fn fresh_rounds(libs: &[(&'static str, &Path)], setup: &str, rounds: usize) -> Result<Vec<Figures>, String> {
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); libs.len()];
+    let mut extras = vec![Vec::new(); libs.len()];
+    for _ in 0..rounds {
+        for (i, (label, lib)) in libs.iter().enumerate() {
+            let mut w = Worker::start(label, lib)?;
+            w.ask(setup)?;
+            let n = w.calibrate()?;
+            let t = w.run(n)?;
+            times[i].push(t.as_secs_f64() / n as f64);
+            extras[i] = w.extra()?;
+            w.ask("teardown")?;
+        }
+    }
+    Ok(times.into_iter().zip(extras).map(|(rounds, extra)| Figures { rounds, extra }).collect())
 }
 
 fn print_row(r: &Row) {
@@ -357,8 +397,10 @@ fn markdown(o: &Options, ours: &Worker, reference: Option<&Worker>, rows: &[Row]
             t,
             "The same harness, with {} threads of integer arithmetic spinning in the driving process for the whole \
              run (a simulation host's physics and rendering threads), competing with both libraries' threads for the \
-             cores.\n",
-            o.busy
+             cores. Here each round of a workload runs in new worker processes (set up, warmed up and calibrated \
+             again): with the cores taken, where the scheduler places a process's threads decides its times for as \
+             long as it lives, so the median is over {} placements of each library.\n",
+            o.busy, o.rounds
         );
     }
     let _ = writeln!(t, "- Date: {date}");
