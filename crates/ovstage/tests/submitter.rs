@@ -1,7 +1,8 @@
 //! Which writes run on the thread that enqueues them: small ones whose
 //! payload is there already, when nothing holds them back; never one
 //! whose payload may still be arriving, nor a large one. Small map
-//! setups and commits likewise, and filter queries whose result is cached.
+//! setups and commits likewise, filter queries whose result is cached, and
+//! releases of queries nothing uses any more.
 
 mod common;
 
@@ -116,4 +117,22 @@ fn a_repeated_structural_query_resolves_inside_its_call() {
     let again = s.query(&has, &[]).unwrap();
     assert_eq!(s.wait(again.op, Timeout::POLL), Ok(()), "a cached query had not resolved when query returned");
     assert_eq!(s.fetch_query_result(again.handle, Timeout::POLL).unwrap().total_prim_count, 64);
+}
+
+#[test]
+fn a_query_nothing_uses_is_released_inside_the_call() {
+    let s = stage(2);
+    let q = query_of(&s, 8);
+    let (data, _) = noted(8, false);
+    let op = write(&s, q, "r", 1, data);
+    s.wait_ok(op, LONG).unwrap();
+    let filter = s.query(&[Predicate::has("r")], &[]).unwrap();
+    s.wait_ok(filter.op, LONG).unwrap();
+    // Released while a lane could take it, its waiter raced the lane for
+    // it (a lane that won cost the waiter a hand-off): it runs here now.
+    for handle in [q, filter.handle] {
+        let release = s.release_query(handle).unwrap();
+        assert_eq!(s.wait(release, Timeout::POLL), Ok(()), "the release had not run when release_query returned");
+        s.release_op(release).unwrap();
+    }
 }
