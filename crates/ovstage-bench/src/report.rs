@@ -326,8 +326,12 @@ fn same_process_rounds(workers: &mut [&mut Worker], setup: &str, rounds: usize) 
 fn fresh_rounds(libs: &[(&'static str, &Path)], setup: &str, rounds: usize) -> Result<Vec<Figures>, String> {
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); libs.len()];
     let mut extras = vec![Vec::new(); libs.len()];
-    for _ in 0..rounds {
-        for (i, (label, lib)) in libs.iter().enumerate() {
+    for round in 0..rounds {
+        // Which library goes first alternates: a process started right
+        // after the other library's may find the scheduler in another state.
+        for k in 0..libs.len() {
+            let i = (k + round) % libs.len();
+            let (label, lib) = libs[i];
             let mut w = Worker::start(label, lib)?;
             w.ask(setup)?;
             let n = w.calibrate()?;
