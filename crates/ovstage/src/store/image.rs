@@ -263,10 +263,10 @@ impl ColumnGuard<'_> {
             }
         }
         let memory = &self.column.memory;
-        // The versions before `idx` are dropped next; their parts' buffers
-        // are in this index, so pruned ones are the column's to reuse (an
-        // array write loop otherwise allocated, zeroed and page-faulted a
-        // fresh buffer per write).
+        // A pruned buffer nothing else holds (a trim is about to drop the
+        // versions before `idx`) is the column's to reuse: an array write
+        // loop otherwise allocated, zeroed and page-faulted a fresh buffer
+        // per write. One an older image or a read still holds stays theirs.
         index.prune(&live, |data| recycle(memory, data));
         let (data, device) = (Arc::new(memory.empty()), memory.device());
         let image = Arc::new(Image { data, arrays: Some(index), live, nrows: target_rows, device });
