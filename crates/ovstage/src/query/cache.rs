@@ -42,6 +42,14 @@ impl FilterKey {
     }
 }
 
+impl CacheEntry {
+    /// Whether this is the result of the filter `key` for the structure
+    /// `stamp`.
+    fn holds(&self, key: &FilterKey, stamp: &Stamp) -> bool {
+        &self.key == key && &self.stamp == stamp
+    }
+}
+
 impl StageInner {
     /// The counters structural changes move, read now.
     fn stamp(&self) -> Stamp {
@@ -72,7 +80,7 @@ impl StageInner {
         let stamp = self.stamp();
         {
             let entries = lock(&self.query_cache.entries);
-            if let Some(e) = entries.iter().find(|e| e.key == key && e.stamp == stamp) {
+            if let Some(e) = entries.iter().find(|e| e.holds(&key, &stamp)) {
                 // Under the cache's lock, so the entry's own reference keeps
                 // the list alive until this one is added.
                 self.paths.add_path_list_reference(e.resolved.list)?;
@@ -106,7 +114,7 @@ impl StageInner {
     pub(super) fn has_cached(&self, key: Option<&FilterKey>) -> bool {
         let Some(key) = key else { return false };
         let stamp = self.stamp();
-        lock(&self.query_cache.entries).iter().any(|e| &e.key == key && e.stamp == stamp)
+        lock(&self.query_cache.entries).iter().any(|e| e.holds(key, &stamp))
     }
 
     /// Number of cached filter results (for tests).

@@ -25,7 +25,7 @@ use std::ops::Range;
 use ovstage_types::Device;
 
 pub(crate) use super::buf::AllocFailed;
-use super::buf::{Buf, BufPool};
+use super::buf::{Buf, BufPool, write_pieces};
 use super::rows::Rows;
 
 /// The memory every column's buffers live in: the one place the store
@@ -228,14 +228,7 @@ impl StorageBackend for HostMemory {
 
     fn gather_ranges<'a>(&self, ranges: impl Iterator<Item = (&'a Buf, Range<usize>)>, len: usize) -> Buf {
         let mut buf = self.pool.take(len);
-        let dst = buf.bytes_mut();
-        let mut at = 0;
-        for (src, range) in ranges {
-            let n = range.len();
-            dst[at..at + n].copy_from_slice(&src.bytes()[range]);
-            at += n;
-        }
-        debug_assert_eq!(at, len, "the ranges fill the buffer");
+        write_pieces(buf.bytes_mut(), ranges.map(|(src, range)| &src.bytes()[range]));
         buf
     }
 }

@@ -113,6 +113,16 @@ impl Buf {
     }
 }
 
+/// Writes `pieces` back to back over `dst`, which they fill.
+pub(crate) fn write_pieces<'a>(dst: &mut [u8], pieces: impl IntoIterator<Item = &'a [u8]>) {
+    let mut at = 0;
+    for piece in pieces {
+        dst[at..at + piece.len()].copy_from_slice(piece);
+        at += piece.len();
+    }
+    debug_assert_eq!(at, dst.len(), "the pieces fill the buffer");
+}
+
 /// Freed buffers of one column, reused by later writes: a reused buffer's
 /// pages are already mapped (a fresh multi-megabyte allocation costs a page
 /// fault per 4 KiB on first touch) and, when recently freed, still cached.
@@ -166,13 +176,7 @@ impl BufPool {
         let Some(mut buf) = self.reuse(len) else {
             return Buf::try_gather(pieces, len);
         };
-        let dst = buf.bytes_mut();
-        let mut at = 0;
-        for piece in pieces {
-            dst[at..at + piece.len()].copy_from_slice(piece);
-            at += piece.len();
-        }
-        debug_assert_eq!(at, len, "the pieces fill the buffer");
+        write_pieces(buf.bytes_mut(), pieces);
         Ok(buf)
     }
 
