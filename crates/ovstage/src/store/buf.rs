@@ -6,6 +6,7 @@
 //! group) are allocated with [`BufPool::try_take`]: a failed allocation is
 //! an `OUT_OF_MEMORY` error of the op, never an abort of the process.
 
+use super::reserve;
 use ovstage_types::sync::lock;
 use std::sync::Mutex;
 
@@ -22,12 +23,57 @@ impl std::fmt::Display for AllocFailed {
     }
 }
 
-/// An immutable-once-published byte buffer.
+/// An immutable-once-published byte buffer. A large one goes to the
+/// process's [`reserve`] when dropped.
 #[derive(Debug, Default)]
 pub(crate) struct Buf {
     words: Vec<u64>,
     len: usize,
 }
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        if self.words.len() * 8 >= reserve::MIN_BYTES {
+            reserve::offer(Words(std::mem::take(&mut self.words)));
+        }
+    }
+}
+
+/// The memory of a freed buffer, as the reserve keeps it (dropping it
+/// frees it).
+pub(crate) struct Words(Vec<u64>);
+
+impl Words {
+    /// Bytes it holds.
+    pub(crate) fn bytes(&self) -> usize {
+        self.0.len() * 8
+    }
+
+    /// Whether a buffer of `len` bytes fits without wasting more than half.
+    pub(crate) fn fits(&self, len: usize) -> bool {
+        self.0.len() >= len.div_ceil(8) && self.bytes() <= len.saturating_mul(2).saturating_add(64)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn filled(len: usize, byte: u8) -> Words {
+        Words(vec![u64::from_ne_bytes([byte; 8]); len.div_ceil(8)])
+    }
+
+    #[cfg(test)]
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        self.0.as_ptr().cast()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn first_byte(&self) -> u8 {
+        self.0[0].to_ne_bytes()[0]
+    }
+}
+
+/// Sizes from which a zeroed allocation costs no pass over the memory
+/// (glibc maps them fresh and skips the fill), so copying into one with
+/// `memcpy` beats the word-by-word gather.
+const FRESH_PAGES: usize = 256 << 10;
 
 impl Buf {
     /// A zero-filled buffer of `len` bytes. Large zeroed allocations come
@@ -49,6 +95,11 @@ impl Buf {
     /// pass over the memory more, and the copy here is no slower than
     /// `memcpy`). A failed allocation is an error.
     pub(crate) fn try_gather<'a>(pieces: impl IntoIterator<Item = &'a [u8]>, len: usize) -> Result<Buf, AllocFailed> {
+        if len >= FRESH_PAGES {
+            let mut buf = Buf::try_zeroed(len)?;
+            write_pieces(buf.bytes_mut(), pieces);
+            return Ok(buf);
+        }
         let mut words = Vec::new();
         words.try_reserve_exact(len.div_ceil(8)).map_err(|_| AllocFailed { bytes: len })?;
         // Bytes of a word begun by the previous piece.
@@ -77,6 +128,13 @@ impl Buf {
         }
         debug_assert_eq!(words.len(), len.div_ceil(8), "the pieces are len bytes");
         Ok(Buf { words, len })
+    }
+
+    /// A buffer of `len` bytes (contents unspecified) in reserved memory
+    /// that [`Words::fits`] it.
+    pub(crate) fn reusing(words: Words, len: usize) -> Buf {
+        debug_assert!(words.fits(len));
+        Buf { words: words.0, len }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -180,12 +238,16 @@ impl BufPool {
         Ok(buf)
     }
 
-    /// A kept buffer that fits `len` bytes without wasting more than half.
+    /// A kept buffer that fits `len` bytes without wasting more than half:
+    /// this column's, else one freed elsewhere in the process.
     fn reuse(&self, len: usize) -> Option<Buf> {
         let mut free = lock(&self.free);
-        let pos = free
-            .iter()
-            .rposition(|b| b.capacity() >= len && b.capacity() <= len.saturating_mul(2).saturating_add(64))?;
+        let Some(pos) =
+            free.iter().rposition(|b| b.capacity() >= len && b.capacity() <= len.saturating_mul(2).saturating_add(64))
+        else {
+            drop(free);
+            return reserve::take(len);
+        };
         let mut buf = free.remove(pos);
         buf.len = len;
         Some(buf)
@@ -274,6 +336,17 @@ mod tests {
             assert_eq!(reused.bytes(), &src[..], "cuts {cuts:?}, reused");
         }
         assert_eq!(Buf::try_gather([&src[..5], &src[5..11]], 11).expect("small").bytes(), &src[..11]);
+    }
+
+    #[test]
+    fn large_gathers_hold_the_pieces_too() {
+        // Past FRESH_PAGES the gather copies into a zeroed allocation.
+        let pieces: Vec<Vec<u8>> =
+            (0..7).map(|i| (0..(FRESH_PAGES / 3 + i * 5)).map(|j| (j * 13 + i) as u8).collect()).collect();
+        let len = pieces.iter().map(Vec::len).sum::<usize>();
+        assert!(len >= FRESH_PAGES);
+        let b = Buf::try_gather(pieces.iter().map(Vec::as_slice), len).expect("a few MB");
+        assert_eq!(b.bytes(), pieces.concat());
     }
 
     #[test]

@@ -6,4 +6,5 @@ pub(crate) mod buf;
 pub(crate) mod column;
 pub(crate) mod image;
 pub(crate) mod liveness;
+pub(crate) mod reserve;
 pub(crate) mod rows;
