@@ -116,9 +116,14 @@ impl Buf {
                 }
                 words.push(u64::from_ne_bytes(carry));
             }
-            let chunks = piece.chunks_exact(8);
-            let tail = chunks.remainder();
-            words.extend(chunks.map(|c| u64::from_ne_bytes(c.try_into().expect("8-byte chunk"))));
+            let (body, tail) = piece.split_at(piece.len() & !7);
+            match bytemuck::try_cast_slice::<u8, u64>(body) {
+                // The usual case (client memory is 8-aligned): a memcpy.
+                Ok(aligned) => words.extend_from_slice(aligned),
+                Err(_) => {
+                    words.extend(body.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes"))))
+                }
+            }
             carry[..tail.len()].copy_from_slice(tail);
             held = tail.len();
         }
@@ -319,10 +324,27 @@ mod tests {
     #[test]
     fn gathers_hold_the_pieces_whatever_their_lengths() {
         let pool = BufPool::with_limit(1 << 20);
-        let src: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
-        // Pieces that start and end at every offset within a word.
-        for cuts in [vec![], vec![0], vec![3], vec![8], vec![1, 2, 3], vec![5, 13, 13, 21, 40, 63], vec![7, 15, 16, 17]]
-        {
+        // 8-aligned backing, so pieces cut at multiples of 8 take the memcpy
+        // path and the others the word-by-word one.
+        let backing: Vec<u64> = (0..9u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let all: &[u8] = bytemuck::cast_slice(&backing);
+        // Pieces that start and end at every offset within a word, from an
+        // aligned source and from misaligned ones.
+        for (base, cuts) in [0, 1, 3].into_iter().flat_map(|base| {
+            [
+                vec![],
+                vec![0],
+                vec![3],
+                vec![8],
+                vec![1, 2, 3],
+                vec![5, 13, 13, 21, 40, 63],
+                vec![7, 15, 16, 17],
+                vec![16, 24],
+            ]
+            .into_iter()
+            .map(move |c| (base, c))
+        }) {
+            let src = &all[base..base + 64];
             let mut pieces = Vec::new();
             let mut at = 0;
             for c in cuts.iter().copied().chain([src.len()]) {
@@ -330,12 +352,12 @@ mod tests {
                 at = c;
             }
             let fresh = Buf::try_gather(pieces.iter().copied(), src.len()).expect("small");
-            assert_eq!(fresh.bytes(), &src[..], "cuts {cuts:?}");
+            assert_eq!(fresh.bytes(), src, "base {base}, cuts {cuts:?}");
             pool.put(fresh);
             let reused = pool.try_gather(pieces.iter().copied(), src.len()).expect("small");
-            assert_eq!(reused.bytes(), &src[..], "cuts {cuts:?}, reused");
+            assert_eq!(reused.bytes(), src, "base {base}, cuts {cuts:?}, reused");
         }
-        assert_eq!(Buf::try_gather([&src[..5], &src[5..11]], 11).expect("small").bytes(), &src[..11]);
+        assert_eq!(Buf::try_gather([&all[..5], &all[5..11]], 11).expect("small").bytes(), &all[..11]);
     }
 
     #[test]
