@@ -284,7 +284,14 @@ impl RowSet {
     fn grow(words: &mut SmallVec<[u64; 2]>, row: u32) {
         let w = row as usize / 64;
         if w >= words.len() {
-            words.resize(w + 1, 0);
+            if words.is_empty() {
+                // One zeroed allocation (SmallVec's resize pushes a word
+                // at a time, growing as it goes).
+                *words = SmallVec::from_elem(0, w + 1);
+            } else {
+                words.reserve_exact(w + 1 - words.len());
+                words.resize(w + 1, 0);
+            }
         }
     }
 
