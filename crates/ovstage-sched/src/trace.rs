@@ -10,10 +10,14 @@
 //! events go to one process-wide buffer under a mutex (a diagnostic mode:
 //! it serialises the lanes a little), written out when tracing stops.
 //! `OVSTAGE_TRACE=path.json` starts it with the first scheduler of the
-//! process and writes the file when the last scheduler is dropped.
+//! process; each time the last live scheduler is dropped, the events so
+//! far are appended to the file (which is valid JSON after each append)
+//! and recording goes on, so stages created one after the other are all
+//! in it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::io::{Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
@@ -27,6 +31,9 @@ use ovstage_types::sync::lock;
 /// Whether events are being recorded.
 static ON: AtomicBool = AtomicBool::new(false);
 static RECORDER: Mutex<Option<Recorder>> = Mutex::new(None);
+/// Held while events are taken from the recorder and written, so appends
+/// reach the file whole and in order.
+static WRITING: Mutex<()> = Mutex::new(());
 /// Schedulers alive (a trace started from the environment stops with the
 /// last one).
 static SCHEDULERS: AtomicUsize = AtomicUsize::new(0);
@@ -86,11 +93,31 @@ struct Event {
 struct Recorder {
     path: PathBuf,
     origin: Instant,
+    /// Events not yet written.
     events: Vec<Event>,
     /// Track names of the threads seen.
     threads: HashMap<u64, String>,
+    /// Threads whose names are in the file.
+    named: HashSet<u64>,
+    /// What the file holds so far.
+    file: FileState,
     from_env: bool,
 }
+
+/// How far the trace file has been written.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum FileState {
+    /// Created empty by `start`.
+    Empty,
+    /// A complete document with no events.
+    NoEvents,
+    /// A complete document with events: more go before its closing.
+    Events,
+}
+
+/// The document's opening and closing; events go between them.
+const HEAD: &str = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+const TAIL: &str = "\n]}\n";
 
 /// Whether a trace is being recorded (one relaxed load).
 #[inline]
@@ -121,6 +148,8 @@ fn start_at(path: &Path, from_env: bool) -> Result<(), Error> {
         origin: Instant::now(),
         events: Vec::new(),
         threads: HashMap::new(),
+        named: HashSet::new(),
+        file: FileState::Empty,
         from_env,
     });
     ON.store(true, Ordering::Release);
@@ -130,17 +159,40 @@ fn start_at(path: &Path, from_env: bool) -> Result<(), Error> {
 /// Stops recording and writes the trace; returns its path, or `None` when
 /// no trace was being recorded.
 pub fn stop() -> Result<Option<PathBuf>, Error> {
-    let Some(recorder) = ({
+    let _writing = lock(&WRITING);
+    let Some(mut recorder) = ({
         let mut slot = lock(&RECORDER);
         ON.store(false, Ordering::Release);
         slot.take()
     }) else {
         return Ok(None);
     };
-    let json = recorder.json();
-    std::fs::write(&recorder.path, json)
+    recorder
+        .append()
         .map_err(|e| Error::invalid_argument(format!("trace stop: cannot write {}: {e}", recorder.path.display())))?;
     Ok(Some(recorder.path))
+}
+
+/// Appends what the environment's trace has recorded to its file and
+/// keeps recording.
+fn checkpoint() -> Result<(), Error> {
+    // The events are taken under the recorder's lock and written outside
+    // it, so the ops of a stage created meanwhile are not held up by the
+    // file.
+    let _writing = lock(&WRITING);
+    let pending = {
+        let mut slot = lock(&RECORDER);
+        let Some(r) = slot.as_mut().filter(|r| r.from_env) else { return Ok(()) };
+        let chunk = r.chunk();
+        (r.path.clone(), r.file, chunk)
+    };
+    let (path, file, chunk) = pending;
+    let written = write_chunk(&path, file, &chunk)
+        .map_err(|e| Error::invalid_argument(format!("OVSTAGE_TRACE: cannot write {}: {e}", path.display())))?;
+    if let Some(r) = lock(&RECORDER).as_mut().filter(|r| r.path == path) {
+        r.file = written;
+    }
+    Ok(())
 }
 
 /// Called when a scheduler is created: counts it, and starts the trace
@@ -164,9 +216,7 @@ pub(crate) fn scheduler_started() {
 /// environment started.
 pub(crate) fn scheduler_stopped() {
     let last = SCHEDULERS.fetch_sub(1, Ordering::AcqRel) == 1;
-    // (The recorder's lock is released before `stop` takes it again.)
-    let from_env = last && lock(&RECORDER).as_ref().is_some_and(|r| r.from_env);
-    if from_env && let Err(e) = stop() {
+    if last && let Err(e) = checkpoint() {
         #[allow(clippy::print_stderr)]
         {
             eprintln!("ovstage: OVSTAGE_TRACE: {e}");
@@ -204,10 +254,10 @@ pub(crate) fn ended(op: OpId, tag: &Tag, failure: Option<&Error>) {
 }
 
 impl Recorder {
-    /// The Chrome trace JSON of everything recorded.
-    fn json(&self) -> String {
-        let mut out = String::with_capacity(64 + self.events.len() * 160);
-        out.push_str("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    /// The events not yet written, as JSON array elements separated by
+    /// commas (names of threads not yet named first); empties the buffer.
+    fn chunk(&mut self) -> String {
+        let mut out = String::with_capacity(self.events.len() * 160);
         let mut first = true;
         let mut sep = |out: &mut String| {
             if !std::mem::take(&mut first) {
@@ -215,9 +265,10 @@ impl Recorder {
             }
         };
         let pid = std::process::id();
-        let mut threads: Vec<_> = self.threads.iter().collect();
+        let mut threads: Vec<_> = self.threads.iter().filter(|(tid, _)| !self.named.contains(tid)).collect();
         threads.sort();
         for (tid, name) in threads {
+            self.named.insert(*tid);
             sep(&mut out);
             let _ = write!(
                 out,
@@ -225,11 +276,11 @@ impl Recorder {
                 quoted(name)
             );
         }
-        for e in &self.events {
+        for e in std::mem::take(&mut self.events) {
             let ts = format!("{}.{:03}", e.ns / 1000, e.ns % 1000);
             let (op, tid, label) = (e.op.get(), e.tid, quoted(e.tag.label));
             sep(&mut out);
-            match &e.kind {
+            match e.kind {
                 Kind::Enqueue => {
                     let _ = write!(
                         out,
@@ -257,8 +308,34 @@ impl Recorder {
                 }
             }
         }
-        out.push_str("\n]}\n");
         out
+    }
+
+    /// Writes the events not yet written to the file.
+    fn append(&mut self) -> std::io::Result<()> {
+        let chunk = self.chunk();
+        self.file = write_chunk(&self.path, self.file, &chunk)?;
+        Ok(())
+    }
+}
+
+/// Writes `chunk` (array elements) into the trace document at `path`,
+/// whose state is `file`: a new document, or the elements inserted before
+/// the existing document's closing. Returns the file's new state.
+fn write_chunk(path: &Path, file: FileState, chunk: &str) -> std::io::Result<FileState> {
+    match (file, chunk.is_empty()) {
+        (FileState::Empty, _) => {
+            std::fs::write(path, format!("{HEAD}{chunk}{TAIL}"))?;
+            Ok(if chunk.is_empty() { FileState::NoEvents } else { FileState::Events })
+        }
+        (state, true) => Ok(state),
+        (state, false) => {
+            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+            f.seek(SeekFrom::End(-(TAIL.len() as i64)))?;
+            let sep = if state == FileState::Events { ",\n" } else { "" };
+            f.write_all(format!("{sep}{chunk}{TAIL}").as_bytes())?;
+            Ok(FileState::Events)
+        }
     }
 }
 

@@ -85,7 +85,8 @@ pub use xform::{COMPUTATION_MODELS, ComputationModel};
 
 /// The op timeline: `trace::start(path)` records every op of the process into
 /// a Chrome trace (opens in Perfetto), written by `trace::stop()`; so does
-/// `OVSTAGE_TRACE=path.json`, from the first stage to the last one dropped.
+/// `OVSTAGE_TRACE=path.json`, from the first stage on, the file extended each
+/// time no stage is left alive.
 pub use ovstage_sched::trace;
 pub use ovstage_sched::{Lanes, WaitError};
 pub use ovstage_types::{

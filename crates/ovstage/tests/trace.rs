@@ -131,17 +131,20 @@ fn a_trace_has_one_enqueue_begin_and_end_per_op_with_its_call_ordinal_bytes_and_
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Run in a child process with `OVSTAGE_TRACE` set: a stage's ops, traced
-/// from its creation to its drop.
+/// Run in a child process with `OVSTAGE_TRACE` set: two stages one after
+/// the other (none alive in between, as when a simulation resets), each
+/// traced from its creation to its drop.
 #[test]
 fn environment_child() {
     if std::env::var_os("OVSTAGE_TRACE_CHILD").is_none() {
         return;
     }
-    let s = stage(2);
-    let q = query(&s, &["/A"]);
-    s.wait_ok(write(&s, q, "x", 1, f32x3(&[[1.0, 2.0, 3.0]])), LONG).unwrap();
-    s.wait_ok(seal(&s, 1), LONG).unwrap();
+    for (attribute, ordinal) in [("x", 1), ("y", 7)] {
+        let s = stage(2);
+        let q = query(&s, &["/A"]);
+        s.wait_ok(write(&s, q, attribute, ordinal, f32x3(&[[1.0, 2.0, 3.0]])), LONG).unwrap();
+        s.wait_ok(seal(&s, ordinal), LONG).unwrap();
+    }
 }
 
 #[test]
@@ -157,9 +160,33 @@ fn ovstage_trace_records_a_process_from_its_first_stage_to_its_last() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let (events, _) = parse(&path);
+    let (events, threads) = parse(&path);
     let names: Vec<&str> = events.values().map(|e| e.begins[0]["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"write_attribute") && names.contains(&"advance_write_floor"), "{names:?}");
     assert!(events.values().all(|e| e.begins.len() == 1 && e.ends.len() == 1 && e.enqueues.len() == 1));
+    // Both stages' writes and seals: the second stage's ops are in the
+    // file too, after the first's.
+    let ordinals = |call: &str| -> Vec<u64> {
+        events
+            .values()
+            .filter(|e| e.begins[0]["name"] == call)
+            .map(|e| e.begins[0]["args"]["ordinal"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(ordinals("write_attribute"), [1, 7], "{names:?}");
+    assert_eq!(ordinals("advance_write_floor"), [1, 7], "{names:?}");
+    // Each thread is named once, however many times the file was extended.
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut named: Vec<u64> = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "M")
+        .map(|e| e["tid"].as_u64().unwrap())
+        .collect();
+    let declared = named.len();
+    named.sort_unstable();
+    named.dedup();
+    assert_eq!(named.len(), declared, "{threads:?}");
     let _ = std::fs::remove_file(&path);
 }
