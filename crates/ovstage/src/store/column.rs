@@ -1593,4 +1593,66 @@ mod tests {
         // (at most 8 buffers here), so nearly every write finds one kept.
         assert!(reused >= 48, "only {reused} of 64 writes found a freed buffer to reuse");
     }
+
+    #[test]
+    fn merging_drops_the_parts_later_ones_overwrite() {
+        // A producer that never seals, writing the same few of 16 array rows
+        // each tick: once versions merge, each tick's part is wholly
+        // overwritten by the next one's, so it can go (and its buffer back
+        // to the pool) instead of piling up until the merged parts hold
+        // more rows than the column.
+        let col = column_with(Limits::versions(4), ValueKind::Array);
+        let mut g = col.lock();
+        let all = g.assign_rows((0..16).map(prim));
+        let some = Rows::from_vec(vec![2, 5, 11]);
+        let mut reused = 0;
+        for t in 1..=40u64 {
+            reused += usize::from(col.memory.pooled() > 0);
+            let rows = if t == 1 { all.clone() } else { some.clone() };
+            let n = rows.len();
+            let mut buf = col.memory.alloc(4 * n).unwrap();
+            buf.bytes_mut().fill(t as u8);
+            let offsets: Arc<[u64]> = (0..=n as u64).map(|i| 4 * i).collect();
+            g.publish(
+                t,
+                Part::WriteArray { rows, data: Arc::new(buf), offsets },
+                MergeBound { floor: 0, below: u64::MAX },
+            );
+            let parts: usize = g.state.versions.iter().map(|v| v.parts.len()).sum();
+            assert!(parts <= 6, "{parts} parts kept after {t} ticks");
+        }
+        assert!(reused >= 30, "only {reused} of 40 writes found a freed buffer to reuse");
+        // What is left reads as the last write of each row.
+        let Snapshot::Image { image, .. } = g.snapshot(40) else { panic!("no image at 40") };
+        let refs = image.array_refs();
+        for row in 0..16 {
+            let want = if [2, 5, 11].contains(&row) { 40 } else { 1 };
+            assert_eq!(image.array_row(refs[row]), &[want; 4], "row {row}");
+        }
+    }
+
+    #[test]
+    fn a_part_overwritten_only_in_part_is_kept() {
+        // Rows {0, 1} written, {1} deleted, {0} written again: the first
+        // write is wholly overwritten (by the delete and the second write)
+        // and goes; the delete is not, and row 1 stays deleted.
+        let col = column_with(Limits::versions(1), ValueKind::Fixed);
+        let mut g = col.lock();
+        let _ = g.assign_rows((0..4).map(prim));
+        let write = |t: u64, rows: Vec<u32>, g: &mut ColumnGuard<'_>| {
+            let mut buf = col.memory.alloc(4 * rows.len()).unwrap();
+            buf.bytes_mut().fill(t as u8);
+            g.publish(
+                t,
+                Part::Write { rows: Rows::from_vec(rows), data: Arc::new(buf) },
+                MergeBound { floor: 0, below: u64::MAX },
+            );
+        };
+        write(1, vec![0, 1], &mut g);
+        g.publish(2, Part::Delete { rows: Rows::from_vec(vec![1]) }, MergeBound { floor: 0, below: u64::MAX });
+        write(3, vec![0], &mut g);
+        let Snapshot::Image { image, .. } = g.snapshot(3) else { panic!("no image at 3") };
+        assert!(image.live.contains(0) && !image.live.contains(1), "row 0 written, row 1 deleted");
+        assert_eq!(&image.data.bytes()[..4], &[3; 4]);
+    }
 }

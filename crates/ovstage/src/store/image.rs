@@ -286,6 +286,7 @@ pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, memory: &C
     {
         parts.drain(..k).for_each(|p| recycle_part(memory, p));
     }
+    drop_overwritten(&mut parts, memory);
     let total: usize = parts.iter().map(|p| p.rows().len()).sum();
     if parts.len() <= 2 || total <= nrows as usize {
         return parts;
@@ -336,6 +337,38 @@ pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, memory: &C
         });
     }
     out
+}
+
+/// Drops the parts whose every row a later part writes or deletes (they no
+/// longer show in the merged state): a producer writing the same prims
+/// each tick without sealing then keeps one part, and its buffers cycle
+/// through the pool, instead of piling up until the parts hold more rows
+/// than the column.
+fn drop_overwritten(parts: &mut Parts, memory: &ColumnMemory) {
+    if parts.len() < 2 {
+        return;
+    }
+    let mut later = RowSet::new();
+    let mut keep = vec![true; parts.len()];
+    for (i, part) in parts.iter().enumerate().rev() {
+        let rows = part.rows();
+        let covered = match rows {
+            Rows::Run { start, len } => later.contains_range(*start, *len),
+            Rows::List(list) => list.iter().all(|r| later.contains(*r)),
+        };
+        if covered {
+            keep[i] = false;
+        } else if i > 0 {
+            later.insert_rows(rows);
+        }
+    }
+    if keep.iter().all(|k| *k) {
+        return;
+    }
+    let mut keep = keep.into_iter();
+    let (kept, dropped): (Parts, Parts) = std::mem::take(parts).into_iter().partition(|_| keep.next() == Some(true));
+    dropped.into_iter().for_each(|p| recycle_part(memory, p));
+    *parts = kept;
 }
 
 /// Returns a dropped part's buffer to the column's memory when nothing
