@@ -105,7 +105,9 @@ struct Shared {
 #[derive(Copy, Clone, PartialEq, Eq)]
 enum Reaper {
     Absent,
-    Running,
+    /// In the process with this id (a child forked meanwhile has no
+    /// reaper: it starts its own).
+    Running(u32),
 }
 
 static SHARED: Shared = Shared { reserve: Mutex::new((Reserve::new(), Reaper::Absent)), wake: Condvar::new() };
@@ -130,9 +132,10 @@ pub(crate) fn offer(words: Words) {
         let mut guard = lock(&SHARED.reserve);
         let (reserve, reaper) = &mut *guard;
         let evicted = reserve.keep(words, Instant::now(), limit);
-        let spawn = *reaper == Reaper::Absent;
+        let pid = std::process::id();
+        let spawn = *reaper != Reaper::Running(pid);
         if spawn {
-            *reaper = Reaper::Running;
+            *reaper = Reaper::Running(pid);
         }
         drop(guard);
         drop(evicted);
