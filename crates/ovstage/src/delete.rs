@@ -74,7 +74,7 @@ impl StageInner {
             .labelled("delete_attributes");
         // Admission treats every targeted cell as changed by the delete.
         let targets = Targets::whole(&q);
-        let admitted: Vec<(&Arc<Family>, &Targets<'_>)> = families.iter().map(|f| (f, &targets)).collect();
+        let admitted: Vec<(&Arc<Family>, &Targets)> = families.iter().map(|f| (f, &targets)).collect();
         let reach = Reach::Families(&admitted);
         self.submit_mutation(&spec, reach, ordinal, CALL, job(Target::Attributes(families.clone())))
     }

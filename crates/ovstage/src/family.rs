@@ -29,7 +29,9 @@ pub(crate) struct UnsealedLog {
 /// The prims changed at one ordinal.
 #[derive(Default)]
 struct OrdinalChanges {
-    prims: RowSet,
+    /// Shared with the query (and other ordinals) until a second mutation
+    /// at the ordinal adds prims to it.
+    prims: Arc<RowSet>,
     /// A mutation whose prims were unknown when it was submitted: it
     /// counts as touching every prim.
     unknown: bool,
@@ -75,18 +77,19 @@ impl PendingOrdinals {
 impl UnsealedLog {
     /// Records a mutation at `ordinal` of the prims in `prims` (a bitset
     /// over prim indices; `None` when unknown at submission).
-    pub(crate) fn push(&mut self, ordinal: u64, prims: Option<&RowSet>) {
+    pub(crate) fn push(&mut self, ordinal: u64, prims: Option<&Arc<RowSet>>) {
         let mut fresh = false;
         let changes = self.by_ordinal.entry_or_insert_with(ordinal, || {
             fresh = true;
-            // A new ordinal takes a copy of the bits: no zero fill, no merge.
+            // A new ordinal shares the bits: no copy, no merge.
             OrdinalChanges { prims: prims.cloned().unwrap_or_default(), unknown: prims.is_none() }
         });
         if fresh {
             return;
         }
         match prims {
-            Some(bits) => changes.prims.union_with(bits),
+            Some(bits) if !Arc::ptr_eq(bits, &changes.prims) => Arc::make_mut(&mut changes.prims).union_with(bits),
+            Some(_) => {}
             None => changes.unknown = true,
         }
     }
@@ -299,9 +302,9 @@ mod tests {
     fn overlap_finds_the_first_ordinal_and_lowest_common_prim() {
         let mut log = UnsealedLog::default();
         for p in 1..=1000 {
-            log.push(7, Some(&bits(&[p])));
+            log.push(7, Some(&Arc::new(bits(&[p]))));
         }
-        log.push(9, Some(&bits(&[5, 2000])));
+        log.push(9, Some(&Arc::new(bits(&[5, 2000]))));
         assert_eq!(log.overlap(6, u64::MAX, Some(&bits(&[2000, 500]))), Some((7, prim(500))));
         assert_eq!(log.overlap(7, u64::MAX, Some(&bits(&[2000, 500]))), Some((9, prim(2000))));
         assert_eq!(log.overlap(6, u64::MAX, Some(&bits(&[3000]))), None);
@@ -314,5 +317,19 @@ mod tests {
         assert_eq!(log.overlap(0, u64::MAX, Some(&bits(&[5]))), Some((12, None)));
         log.prune(u64::MAX);
         assert_eq!(log.overlap(0, u64::MAX, None), None);
+    }
+
+    #[test]
+    fn a_shared_prim_set_is_copied_before_another_mutation_adds_to_it() {
+        // The log shares a query's bits; a second mutation at the same
+        // ordinal must not add its prims to the query's set.
+        let query = Arc::new(bits(&[1, 2]));
+        let mut log = UnsealedLog::default();
+        log.push(4, Some(&query));
+        log.push(4, Some(&query));
+        log.push(4, Some(&Arc::new(bits(&[900]))));
+        assert_eq!(query.iter().collect::<Vec<_>>(), bits(&[1, 2]).iter().collect::<Vec<_>>(), "the query's set");
+        assert_eq!(log.overlap(0, u64::MAX, Some(&bits(&[900]))), Some((4, prim(900))));
+        assert_eq!(log.overlap(0, u64::MAX, Some(&bits(&[2]))), Some((4, prim(2))));
     }
 }

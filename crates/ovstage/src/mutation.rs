@@ -21,7 +21,6 @@
 //! Checks shared by several kinds (schema, INSERT, FORCE, floors) live here
 //! too, so their messages are written once.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -58,31 +57,32 @@ impl Ctx<'_> {
 }
 
 /// The prims a mutation changes, as a list and as a bitset over prim
-/// indices (borrowed from the query when it is the whole query); both
-/// `None` when the query is not resolved yet (every prim, for admission).
-pub(crate) struct Targets<'a> {
+/// indices (the query's own when it is the whole query: the unsealed log
+/// shares it instead of copying it); both `None` when the query is not
+/// resolved yet (every prim, for admission).
+pub(crate) struct Targets {
     pub(crate) prims: Option<Arc<[PrimPath]>>,
-    pub(crate) bits: Option<Cow<'a, RowSet>>,
+    pub(crate) bits: Option<Arc<RowSet>>,
 }
 
-impl<'a> Targets<'a> {
+impl Targets {
     /// Every prim of the query.
-    pub(crate) fn whole(q: &'a QueryState) -> Targets<'a> {
-        Targets { prims: q.ready().map(|r| r.prims.clone()), bits: q.prim_bits().map(Cow::Borrowed) }
+    pub(crate) fn whole(q: &QueryState) -> Targets {
+        Targets { prims: q.ready().map(|r| r.prims.clone()), bits: q.prim_bits().cloned() }
     }
 
     /// Prims not known yet (a query still to run).
-    pub(crate) fn unknown() -> Targets<'a> {
+    pub(crate) fn unknown() -> Targets {
         Targets { prims: None, bits: None }
     }
 
     /// Some prims, with the bitset admission needs.
-    pub(crate) fn subset(prims: Vec<PrimPath>) -> Targets<'a> {
+    pub(crate) fn subset(prims: Vec<PrimPath>) -> Targets {
         // Built in one go: sized once for the highest bit, or sparse when
         // the prims are few for that size.
         let mut bits = RowSet::new();
         bits.insert_all(&prims.iter().map(|p| prim_bit(*p)).collect::<Vec<_>>());
-        Targets { prims: Some(prims.into()), bits: Some(Cow::Owned(bits)) }
+        Targets { prims: Some(prims.into()), bits: Some(Arc::new(bits)) }
     }
 
     /// The prims, once known.
@@ -103,7 +103,7 @@ impl<'a> Targets<'a> {
 pub(crate) enum Reach<'a> {
     /// These attributes' cells of these prims (writes, map sessions,
     /// attribute deletes).
-    Families(&'a [(&'a Arc<Family>, &'a Targets<'a>)]),
+    Families(&'a [(&'a Arc<Family>, &'a Targets)]),
     /// Every attribute of the query's prims (a whole-prim delete; taken
     /// under the ordering lock, where a filter query may just have
     /// resolved).
@@ -229,7 +229,7 @@ impl StageInner {
             self.check_unsealed_room(f, ordinal, call)?;
         }
         for (f, t) in entries {
-            f.unsealed().push(ordinal, t.bits.as_deref());
+            f.unsealed().push(ordinal, t.bits.as_ref());
             f.pending.add(ordinal);
         }
         Ok(Ticket { ordinal, held: Held::Families(entries.iter().map(|(f, _)| Arc::clone(f)).collect()) })
@@ -237,7 +237,7 @@ impl StageInner {
 
     /// Admission of a mutation of every attribute of `targets` (`None`:
     /// prims known only when it runs).
-    fn admit_all(&self, targets: Option<&Targets<'_>>, ordinal: u64, call: &'static str) -> Result<Ticket> {
+    fn admit_all(&self, targets: Option<&Targets>, ordinal: u64, call: &'static str) -> Result<Ticket> {
         self.check_floor(None, ordinal, call, false)?;
         let base = self.floors.base_submitted.load(Ordering::Acquire);
         let families = self.all_families();
@@ -255,7 +255,7 @@ impl StageInner {
             self.check_unsealed_room(f, ordinal, call)?;
         }
         let floors = families.iter().map(|f| (f.id, self.floors.submitted(f))).collect();
-        lock(&self.floors.unsealed_all).push(ordinal, targets.and_then(|t| t.bits.as_deref()));
+        lock(&self.floors.unsealed_all).push(ordinal, targets.and_then(|t| t.bits.as_ref()));
         self.floors.pending_all.add(ordinal);
         Ok(Ticket { ordinal, held: Held::All { pending: self.floors.pending_all.clone(), floors, base } })
     }
@@ -321,7 +321,7 @@ impl StageInner {
     fn overlap(
         &self,
         logs: &[&UnsealedLog],
-        targets: &Targets<'_>,
+        targets: &Targets,
         ordinal: u64,
     ) -> std::result::Result<(), (u64, Option<PrimPath>)> {
         let after = match self.config.admission {
@@ -472,7 +472,7 @@ impl StageInner {
     pub(crate) fn create_prims(
         &self,
         q: &QueryState,
-        targets: &[(&str, &Targets<'_>)],
+        targets: &[(&str, &Targets)],
         ordinal: u64,
         mode: PrimMode,
         call: &'static str,

@@ -86,14 +86,14 @@ impl QueryState {
     }
 
     /// The prims as a bitset over prim indices; `None` until resolved.
-    pub(crate) fn prim_bits(&self) -> Option<&RowSet> {
+    pub(crate) fn prim_bits(&self) -> Option<&Arc<RowSet>> {
         let r = self.ready()?;
         Some(r.prim_bits.get_or_init(|| {
             // Sized once for the highest prim, not grown word by word.
             let bits: Vec<u32> = r.prims.iter().map(|p| prim_bit(*p)).collect();
             let mut set = RowSet::new();
             set.insert_all(&bits);
-            set
+            Arc::new(set)
         }))
     }
 

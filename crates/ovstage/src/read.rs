@@ -292,7 +292,7 @@ impl StageInner {
                 };
                 let floor = self.floors.submitted(f);
                 if end > floor {
-                    let bits = q.prim_bits();
+                    let bits = q.prim_bits().map(|b| &**b);
                     let hit = f
                         .unsealed()
                         .overlap(floor, end, bits)

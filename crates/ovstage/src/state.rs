@@ -54,7 +54,8 @@ pub(crate) struct Resolved {
     pub(crate) prims: Arc<[PrimPath]>,
     /// Attributes the prims carry (filter queries; scoped to what was asked).
     pub(crate) attributes: Vec<Token>,
-    pub(crate) prim_bits: OnceLock<RowSet>,
+    /// Shared with the unsealed log of each mutation of the whole query.
+    pub(crate) prim_bits: OnceLock<Arc<RowSet>>,
     /// Whether a prim appears twice in `prims` (a path list may repeat a
     /// path); computed on first need.
     pub(crate) repeats: OnceLock<bool>,

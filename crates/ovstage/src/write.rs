@@ -75,7 +75,7 @@ impl PreparedWrite {
 
     /// The prims this entry writes (the query's own list when it writes
     /// them all).
-    fn targets<'q>(&self, q: &'q QueryState) -> Targets<'q> {
+    fn targets(&self, q: &QueryState) -> Targets {
         let prims = q.prims();
         if self.writes_all(prims.len()) { Targets::whole(q) } else { Targets::subset(self.selected_prims(prims)) }
     }
@@ -189,14 +189,14 @@ impl StageInner {
             .is_some_and(|bytes| bytes <= INLINE_WRITE_BYTES);
         let spec = if small { spec.on_submitter_when_ready() } else { spec };
         let families: PerEntry<Arc<Family>> = per_entry(entries.iter(), |e| e.family().clone());
-        let targets: PerEntry<Targets<'_>> = per_entry(entries.iter(), |e| match e {
+        let targets: PerEntry<Targets> = per_entry(entries.iter(), |e| match e {
             Entry::Ready(p) => p.targets(&q),
             Entry::Deferred { .. } => Targets::unknown(),
         });
-        let admitted: PerEntry<(&Arc<Family>, &Targets<'_>)> = per_entry(families.iter().zip(&targets), |p| p);
+        let admitted: PerEntry<(&Arc<Family>, &Targets)> = per_entry(families.iter().zip(&targets), |p| p);
         // The job reuses the target lists admission computed.
         let lists: PerEntry<Option<Arc<[PrimPath]>>> = per_entry(targets.iter(), |t| t.prims.clone());
-        let (owner, job_q) = (self.clone(), q.clone());
+        let (owner, job_q) = (self.clone(), q);
         self.submit_mutation(&spec, Reach::Families(&admitted), ordinal, call, move |ticket| -> Job {
             Box::new(move || {
                 let result = owner.apply_writes(&job_q, entries, lists, ordinal, mode, call);
@@ -282,7 +282,7 @@ impl StageInner {
     ) -> std::result::Result<(), Failure> {
         q.at_execution()?;
         let mut prepared: PerEntry<PreparedWrite> = PerEntry::with_capacity(entries.len());
-        let mut targets_per_entry: PerEntry<Targets<'_>> = PerEntry::with_capacity(entries.len());
+        let mut targets_per_entry: PerEntry<Targets> = PerEntry::with_capacity(entries.len());
         for (e, list) in entries.into_iter().zip(lists) {
             let p = match e {
                 Entry::Ready(p) => p,
@@ -310,7 +310,7 @@ impl StageInner {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
             plans.push(self.plan_schema(&e.family, e.storage, e.semantic, e.mode, targets.list(), &ctx)?);
         }
-        let named: PerEntry<(&str, &Targets<'_>)> =
+        let named: PerEntry<(&str, &Targets)> =
             entries.iter().zip(&targets_per_entry).map(|(e, t)| (&*e.family.name_text, t)).collect();
         for e in entries {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
