@@ -90,10 +90,12 @@ impl Buf {
         Ok(Buf { words, len })
     }
 
-    /// `pieces` back to back, `len` bytes in all, written once: no zero
-    /// fill first (a zeroed allocation that is then overwritten costs a
-    /// pass over the memory more, and the copy here is no slower than
-    /// `memcpy`). A failed allocation is an error.
+    /// `pieces` back to back, `len` bytes in all, written once. Below
+    /// [`FRESH_PAGES`] the heap's zero fill would be a pass over the memory
+    /// more, so the words are appended (8-aligned pieces by `memcpy`, others
+    /// word by word); from it, the zeroed allocation is fresh pages, filled
+    /// by `memcpy` whatever the pieces' alignment. A failed allocation is an
+    /// error.
     pub(crate) fn try_gather<'a>(pieces: impl IntoIterator<Item = &'a [u8]>, len: usize) -> Result<Buf, AllocFailed> {
         if len >= FRESH_PAGES {
             let mut buf = Buf::try_zeroed(len)?;
