@@ -35,6 +35,8 @@ struct OrdinalChanges {
     /// A mutation whose prims were unknown when it was submitted: it
     /// counts as touching every prim.
     unknown: bool,
+    /// Mutations logged at the ordinal.
+    mutations: u32,
 }
 
 /// Ordinals of mutations submitted and not yet run (a multiset). Nothing can
@@ -82,15 +84,29 @@ impl UnsealedLog {
         let changes = self.by_ordinal.entry_or_insert_with(ordinal, || {
             fresh = true;
             // A new ordinal shares the bits: no copy, no merge.
-            OrdinalChanges { prims: prims.cloned().unwrap_or_default(), unknown: prims.is_none() }
+            OrdinalChanges { prims: prims.cloned().unwrap_or_default(), unknown: prims.is_none(), mutations: 1 }
         });
         if fresh {
             return;
         }
+        changes.mutations = changes.mutations.saturating_add(1);
         match prims {
             Some(bits) if !Arc::ptr_eq(bits, &changes.prims) => Arc::make_mut(&mut changes.prims).union_with(bits),
             Some(_) => {}
             None => changes.unknown = true,
+        }
+    }
+
+    /// Takes back one mutation logged at `ordinal` that failed before
+    /// publishing anything. The last one there removes the entry; with
+    /// others left, the union of their prims stays (it may keep a prim only
+    /// the failed one named: conservative, until the floor passes).
+    pub(crate) fn retract(&mut self, ordinal: u64) {
+        let Some(changes) = self.by_ordinal.get_mut(ordinal) else { return };
+        if changes.mutations > 1 {
+            changes.mutations -= 1;
+        } else {
+            self.by_ordinal.remove(ordinal);
         }
     }
 
@@ -317,6 +333,24 @@ mod tests {
         assert_eq!(log.overlap(0, u64::MAX, Some(&bits(&[5]))), Some((12, None)));
         log.prune(u64::MAX);
         assert_eq!(log.overlap(0, u64::MAX, None), None);
+    }
+
+    #[test]
+    fn a_retracted_mutation_leaves_the_log_when_it_was_alone_at_its_ordinal() {
+        let mut log = UnsealedLog::default();
+        log.push(5, Some(&Arc::new(bits(&[1]))));
+        log.push(6, Some(&Arc::new(bits(&[1]))));
+        log.push(6, Some(&Arc::new(bits(&[2]))));
+        log.retract(5);
+        assert_eq!(log.overlap(0, 5, Some(&bits(&[1]))), None, "the only mutation at 5 is gone");
+        log.retract(6);
+        // Another mutation at 6 is left: the union stays, conservatively.
+        assert_eq!(log.overlap(0, u64::MAX, Some(&bits(&[1]))), Some((6, prim(1))));
+        log.retract(6);
+        assert_eq!(log.overlap(0, u64::MAX, None), None, "the last one takes the entry");
+        log.retract(6);
+        log.retract(99);
+        assert_eq!(log.overlap(0, u64::MAX, None), None, "retracting nothing changes nothing");
     }
 
     #[test]

@@ -120,6 +120,16 @@ impl Ticket {
         self.ordinal
     }
 
+    /// Takes back what admission logged for an attribute mutation that
+    /// failed before publishing anything: a later mutation below its
+    /// ordinal is not below a change of its cells any more. (Whole-prim
+    /// mutations keep their entries until sealed.)
+    pub(crate) fn retract(&self) {
+        if let Held::Families(families) = &self.held {
+            families.iter().for_each(|f| f.unsealed().retract(self.ordinal));
+        }
+    }
+
     /// The submitted floor of `family` when the mutation was admitted
     /// (whole-prim mutations; attribute mutations were checked against it
     /// at admission).

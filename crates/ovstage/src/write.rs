@@ -199,7 +199,12 @@ impl StageInner {
         let (owner, job_q) = (self.clone(), q);
         self.submit_mutation(&spec, Reach::Families(&admitted), ordinal, call, move |ticket| -> Job {
             Box::new(move || {
-                let result = owner.apply_writes(&job_q, entries, lists, ordinal, mode, call);
+                // A write that fails its checks has published nothing: its
+                // changes leave the unsealed logs (admission counts
+                // committed changes only).
+                let result = (owner.check_writes(&job_q, entries, lists, ordinal, call))
+                    .inspect_err(|_| ticket.retract())
+                    .and_then(|checked| owner.apply_writes(&job_q, checked, ordinal, mode, call));
                 drop(ticket);
                 result
             })
@@ -268,18 +273,44 @@ impl StageInner {
         Ok(entry)
     }
 
-    /// Executes a write op: checks every entry, then applies them. `lists`
-    /// holds each entry's target prims as computed at enqueue (`None`
-    /// where the query was not resolved then).
+    /// Executes a checked write op: creates its prims, then publishes each
+    /// entry.
     fn apply_writes(
+        &self,
+        q: &QueryState,
+        checked: CheckedWrites,
+        ordinal: u64,
+        mode: PrimMode,
+        call: &'static str,
+    ) -> std::result::Result<(), Failure> {
+        let CheckedWrites { prepared, targets: targets_per_entry, plans } = checked;
+        let entries = &prepared[..];
+        let named: PerEntry<(&str, &Targets)> =
+            entries.iter().zip(&targets_per_entry).map(|(e, t)| (&*e.family.name_text, t)).collect();
+        self.create_prims(q, &named, ordinal, mode, call)?;
+        for ((e, targets), plan) in entries.iter().zip(&targets_per_entry).zip(plans) {
+            let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
+            // A replacement: the old schema's cells end at this ordinal,
+            // then the written values land in the new schema's column.
+            let column = plan.column(&e.family, self.config.column_limits());
+            self.end_replaced(&e.family, plan.replaced, &ctx)?;
+            self.commit_entry(q, e, targets.list(), &column, &ctx)?;
+        }
+        Ok(())
+    }
+
+    /// The part of a write op that publishes nothing: every entry prepared,
+    /// its payload arrived, its schema decided and its type names claimed.
+    /// `lists` holds each entry's target prims as computed at enqueue
+    /// (`None` where the query was not resolved then).
+    fn check_writes(
         &self,
         q: &QueryState,
         entries: PerEntry<Entry>,
         lists: PerEntry<Option<Arc<[PrimPath]>>>,
         ordinal: u64,
-        mode: PrimMode,
         call: &'static str,
-    ) -> std::result::Result<(), Failure> {
+    ) -> std::result::Result<CheckedWrites, Failure> {
         q.at_execution()?;
         let mut prepared: PerEntry<PreparedWrite> = PerEntry::with_capacity(entries.len());
         let mut targets_per_entry: PerEntry<Targets> = PerEntry::with_capacity(entries.len());
@@ -310,22 +341,11 @@ impl StageInner {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
             plans.push(self.plan_schema(&e.family, e.storage, e.semantic, e.mode, targets.list(), &ctx)?);
         }
-        let named: PerEntry<(&str, &Targets)> =
-            entries.iter().zip(&targets_per_entry).map(|(e, t)| (&*e.family.name_text, t)).collect();
         for e in entries {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
             self.claim_type_names(e, &ctx)?;
         }
-        self.create_prims(q, &named, ordinal, mode, call)?;
-        for ((e, targets), plan) in entries.iter().zip(&targets_per_entry).zip(plans) {
-            let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
-            // A replacement: the old schema's cells end at this ordinal,
-            // then the written values land in the new schema's column.
-            let column = plan.column(&e.family, self.config.column_limits());
-            self.end_replaced(&e.family, plan.replaced, &ctx)?;
-            self.commit_entry(q, e, targets.list(), &column, &ctx)?;
-        }
-        Ok(())
+        Ok(CheckedWrites { prepared, targets: targets_per_entry, plans })
     }
 
     /// The type, schema and ancestor-type names a recorded-metadata write
@@ -379,6 +399,13 @@ impl StageInner {
         let rows = RowsOf::Prims { q, prims: targets, whole };
         self.commit(&e.family, column, rows, Payload::Values { data, offsets }, Some((e.semantic, "this write")), ctx)
     }
+}
+
+/// A write op's entries once checked, ready to publish.
+struct CheckedWrites {
+    prepared: PerEntry<PreparedWrite>,
+    targets: PerEntry<Targets>,
+    plans: PerEntry<SchemaPlan>,
 }
 
 /// A write's bytes in a buffer of the column's, with array rows' byte

@@ -81,3 +81,32 @@ fn a_type_name_belongs_to_one_kind_of_name() {
         s.write_attribute(q, "usd-prim-type", 4u64, types(vec![t[1].get(), t[0].get()]), PrimMode::Upsert).unwrap();
     s.wait_ok(op, LONG).unwrap();
 }
+
+#[test]
+fn a_write_that_fails_when_it_runs_leaves_no_unsealed_change_behind() {
+    // The write at 5 is accepted and fails when it runs (a prim type name
+    // used as a schema name), publishing nothing: a write at 4 to the same
+    // cells is then not below any change (admission counts committed
+    // changes, as the published library's does).
+    let s = stage(2);
+    let q = query(&s, &["/A", "/B"]);
+    let t = s.paths().intern_tokens(&["Xform", "Scope", "MySchema"]).unwrap();
+    let types = |ids: Vec<u64>| ovstage::WriteData::fixed(ovstage::Tensor::rows(ids, 1).unwrap());
+    let rows = |r: Vec<Vec<u64>>| {
+        let tensors = r.into_iter().map(|v| ovstage::Tensor::from_vec(v.clone(), &[v.len() as u64]).unwrap()).collect();
+        ovstage::WriteData::array_rows(tensors)
+    };
+    wait(
+        &s,
+        s.write_attribute(q, "usd-prim-type", 3u64, types(vec![t[0].get(), t[1].get()]), PrimMode::Upsert).unwrap(),
+    );
+    wait(&s, seal(&s, 3));
+    let failed =
+        s.write_attribute(q, "usd-schemas", 5u64, rows(vec![vec![t[0].get()], vec![]]), PrimMode::Upsert).unwrap();
+    assert!(s.wait_ok(failed, LONG).unwrap_err().message().contains("'Xform'"));
+    let below = s.write_attribute(q, "usd-schemas", 4u64, rows(vec![vec![t[2].get()], vec![]]), PrimMode::Upsert);
+    let below = below.expect("accepted");
+    if let Err(e) = s.wait_ok(below, LONG) {
+        panic!("a write below the failed one's ordinal failed: {e}");
+    }
+}
