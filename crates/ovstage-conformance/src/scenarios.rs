@@ -63,6 +63,7 @@ pub(crate) fn all() -> Vec<Scenario> {
         s("metadata_semantics", metadata_semantics),
         s("force_mode", force_mode),
         s("force_history", force_history),
+        s("failed_write_admission", failed_write_admission),
         Scenario { name: "same_ordinal_strict", settings: &[(1, 3)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_nondecreasing", settings: &[(1, 2)], run: same_ordinal_overlap },
         Scenario { name: "same_ordinal_floor_only", settings: &[(1, 1)], run: same_ordinal_overlap },
@@ -1037,4 +1038,21 @@ fn metadata_semantics(d: &mut Driver<'_>) {
             d.write_settled(q, name, ordinal, arrays);
         }
     }
+}
+
+/// A write accepted and failing when it runs (a prim type name written as
+/// a schema name), then a write below its ordinal to the same cells:
+/// admission counts committed changes, so the failed one does not make the
+/// later one an ordinal conflict (as the published library answers).
+fn failed_write_admission(d: &mut Driver<'_>) {
+    let q = d.query_paths(&PATHS[..2]);
+    let t = d.tokens(&["Xform", "Scope", "MySchema"]);
+    let ids: Vec<u8> = t[..2].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let row = |token: u64| token.to_le_bytes().to_vec();
+    d.write_settled(q, "usd-prim-type", 3, Payload::scalar(1, 64, &ids, "tokens"));
+    d.seal(3);
+    d.write_settled(q, "usd-schemas", 5, Payload::arrays(1, 64, &[row(t[0]), Vec::new()], "token rows"));
+    d.write_settled(q, "usd-schemas", 4, Payload::arrays(1, 64, &[row(t[2]), Vec::new()], "token rows"));
+    // (Not read back: token ids are each library's own.)
+    d.seal(5);
 }
