@@ -34,8 +34,8 @@ static RECORDER: Mutex<Option<Recorder>> = Mutex::new(None);
 /// Held while events are taken from the recorder and written, so appends
 /// reach the file whole and in order.
 static WRITING: Mutex<()> = Mutex::new(());
-/// Schedulers alive (a trace started from the environment stops with the
-/// last one).
+/// Schedulers alive (a trace started from the environment is written out
+/// each time the last one is dropped).
 static SCHEDULERS: AtomicUsize = AtomicUsize::new(0);
 static FROM_ENV: Once = Once::new();
 static NEXT_TID: AtomicU64 = AtomicU64::new(1);
@@ -212,8 +212,8 @@ pub(crate) fn scheduler_started() {
     });
 }
 
-/// Called when a scheduler is dropped: the last one ends a trace the
-/// environment started.
+/// Called when a scheduler is dropped: the last one alive appends what a
+/// trace the environment started has recorded to its file.
 pub(crate) fn scheduler_stopped() {
     let last = SCHEDULERS.fetch_sub(1, Ordering::AcqRel) == 1;
     if last && let Err(e) = checkpoint() {
