@@ -292,7 +292,7 @@ impl StageInner {
                 };
                 let floor = self.floors.submitted(f);
                 if end > floor {
-                    let bits = q.prim_bits().map(|b| &**b);
+                    let bits = q.prim_bits().map(Arc::as_ref);
                     let hit = f
                         .unsealed()
                         .overlap(floor, end, bits)

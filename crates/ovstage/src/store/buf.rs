@@ -51,7 +51,7 @@ impl Words {
 
     /// Whether a buffer of `len` bytes fits without wasting more than half.
     pub(crate) fn fits(&self, len: usize) -> bool {
-        self.0.len() >= len.div_ceil(8) && self.bytes() <= len.saturating_mul(2).saturating_add(64)
+        fits(self.bytes(), len)
     }
 
     #[cfg(test)]
@@ -68,6 +68,12 @@ impl Words {
     pub(crate) fn first_byte(&self) -> u8 {
         self.0[0].to_ne_bytes()[0]
     }
+}
+
+/// Whether memory of `held` bytes serves a buffer of `len` bytes without
+/// wasting more than half of it (the pool's and the reserve's rule).
+fn fits(held: usize, len: usize) -> bool {
+    held >= len && held <= len.saturating_mul(2).saturating_add(64)
 }
 
 /// Sizes from which a zeroed allocation costs no pass over the memory
@@ -249,9 +255,7 @@ impl BufPool {
     /// this column's, else one freed elsewhere in the process.
     fn reuse(&self, len: usize) -> Option<Buf> {
         let mut free = lock(&self.free);
-        let Some(pos) =
-            free.iter().rposition(|b| b.capacity() >= len && b.capacity() <= len.saturating_mul(2).saturating_add(64))
-        else {
+        let Some(pos) = free.iter().rposition(|b| fits(b.capacity(), len)) else {
             drop(free);
             return reserve::take(len);
         };

@@ -275,11 +275,13 @@ impl ColumnGuard<'_> {
     }
 }
 
-/// The parts of a merged version, shortened: everything before the last
-/// write covering every row is dropped, and when the rest holds more rows
-/// than the column, it is rebuilt as one delete and one write part with the
-/// last change of each row. Buffers of dropped parts go back to the pool.
+/// The parts of a merged version, shortened: every part that later ones
+/// wholly overwrite is dropped, and when the rest holds more rows than the
+/// column, it is rebuilt as one delete and one write part with the last
+/// change of each row. Buffers of dropped parts go back to the pool.
 pub(super) fn compact(mut parts: Parts, nrows: u32, row_bytes: usize, memory: &ColumnMemory) -> Parts {
+    // Everything before the last write of every row first: the usual case
+    // (a loop writing every row), found without building a row set.
     if let Some(k) = parts
         .iter()
         .rposition(|p| matches!(p, Part::Write { rows, .. } | Part::WriteArray { rows, .. } if rows.covers_all(nrows)))
