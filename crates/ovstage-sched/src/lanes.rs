@@ -7,7 +7,20 @@
 //! wakes a parked lane only when no lane is searching, so a stream of
 //! submissions costs no wake-up syscalls while one lane searches, and a
 //! lane that finds work wakes another when more is queued.
+//!
+//! Busy lanes (running or searching) are kept to one fewer than the cores
+//! while threads outside submit: those threads need a core too, and a
+//! lane woken onto a submitter's core preempts it, runs a few microseconds
+//! and sleeps again (measured on 2 cores, 64 KB writes at distinct
+//! ordinals: 57,000-85,000 context switches a second and every enqueue
+//! past the first few stalled 5 us; with the limit 7,700 and 1.8 us at
+//! p90). A thread that goes to sleep on an op gives its core back
+//! ([`LaneShared::wake_spare`]), a lane that finishes a node takes the
+//! next one queued without being woken, and a lane parked while others
+//! run looks for work every millisecond, for a submitter that sleeps
+//! outside the library.
 
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -22,6 +35,10 @@ use ovstage_types::sync::lock;
 const SEARCH_FOR: Duration = Duration::from_micros(50);
 /// Pauses between two looks of the searching lane.
 const SEARCH_PAUSES: u32 = 8;
+/// How long a parked lane sleeps between looks while other lanes run.
+const BUSY_NAP: Duration = Duration::from_millis(1);
+/// How long a parked lane sleeps between looks while no lane runs.
+const IDLE_NAP: Duration = Duration::from_millis(100);
 
 pub(crate) struct LaneShared {
     injector: Injector<Arc<Node>>,
@@ -30,6 +47,12 @@ pub(crate) struct LaneShared {
     wake: Condvar,
     sleepers: AtomicUsize,
     spinning: AtomicUsize,
+    /// Lanes running a node now (counted before a lane that found work
+    /// wakes another, so that wake sees it busy).
+    running: AtomicUsize,
+    /// How many lanes may be busy before a push wakes no more and an idle
+    /// lane parks instead of searching: the cores less one, at least one.
+    busy_limit: usize,
     /// A wake-up was sent that no parked lane has acted on yet. A woken
     /// lane takes microseconds to run again, during which it still counts
     /// as a sleeper: without this, every push in that window paid another
@@ -50,6 +73,7 @@ impl LaneShared {
         // pushed node, or this sees the lane counted as a sleeper.
         fence(Ordering::SeqCst);
         if self.spinning.load(Ordering::SeqCst) == 0
+            && self.running.load(Ordering::SeqCst) < self.busy_limit
             && self.sleepers.load(Ordering::SeqCst) > 0
             && !self.waking.swap(true, Ordering::SeqCst)
         {
@@ -58,6 +82,17 @@ impl LaneShared {
             // releasing it lets the woken lane take it back at once
             // instead of sleeping again on it (measured: 187 of 443 lane
             // sleeps in a Python write loop were that second sleep).
+            drop(lock(&self.sleep_lock));
+            self.wake.notify_one();
+        }
+    }
+
+    /// Wakes a parked lane when work is queued, however many lanes are
+    /// busy: the calling thread is about to sleep on an op, which leaves
+    /// its core to a lane.
+    pub(crate) fn wake_spare(&self) {
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) > 0 && self.has_work() && !self.waking.swap(true, Ordering::SeqCst) {
             drop(lock(&self.sleep_lock));
             self.wake.notify_one();
         }
@@ -113,8 +148,13 @@ impl LaneShared {
                 self.sleepers.fetch_sub(1, Ordering::SeqCst);
                 return false;
             }
-            // The timeout is a safety net only; wake-ups come from `notify`.
-            guard = self.wake.wait_timeout(guard, Duration::from_millis(100)).unwrap_or_else(|e| e.into_inner()).0;
+            // While lanes are busy, pushes do not wake this one (see the
+            // busy limit): it looks again every millisecond, so work queued
+            // behind a long node while its submitter sleeps elsewhere still
+            // finds the idle core soon. Otherwise the timeout is a safety
+            // net only; wake-ups come from `notify`.
+            let nap = if self.running.load(Ordering::SeqCst) > 0 { BUSY_NAP } else { IDLE_NAP };
+            guard = self.wake.wait_timeout(guard, nap).unwrap_or_else(|e| e.into_inner()).0;
             // Awake again: the next notify may wake another lane.
             self.waking.store(false, Ordering::SeqCst);
         }
@@ -163,6 +203,8 @@ impl LanePool {
             wake: Condvar::new(),
             sleepers: AtomicUsize::new(0),
             spinning: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
+            busy_limit: std::thread::available_parallelism().map_or(1, NonZeroUsize::get).saturating_sub(1).max(1),
             waking: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
         });
@@ -207,12 +249,17 @@ where
     let ctx = LaneContext { local: Some(local), shared };
     loop {
         if let Some(node) = shared.find(local) {
+            shared.running.fetch_add(1, Ordering::SeqCst);
             run(node, &ctx);
+            shared.running.fetch_sub(1, Ordering::SeqCst);
             continue;
         }
-        // Only one lane searches at a time; the others park right away.
+        // Only one lane searches at a time, and only while fewer than the
+        // busy limit run; the others park right away.
         let mut found = None;
-        if shared.spinning.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+        if shared.running.load(Ordering::SeqCst) < shared.busy_limit
+            && shared.spinning.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+        {
             let started = Instant::now();
             let mut round = 0u32;
             loop {
@@ -238,8 +285,10 @@ where
             shared.spinning.fetch_sub(1, Ordering::SeqCst);
         }
         if let Some(node) = found {
+            shared.running.fetch_add(1, Ordering::SeqCst);
             shared.spread();
             run(node, &ctx);
+            shared.running.fetch_sub(1, Ordering::SeqCst);
             continue;
         }
         if !shared.park() {

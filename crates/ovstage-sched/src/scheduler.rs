@@ -663,6 +663,9 @@ impl Scheduler {
                 }
             }
         }
+        if !node.is_complete() {
+            self.injector().wake_spare();
+        }
         shared.block(&node, deadline);
         match shared.outcome(&node) {
             Err(WaitError::Timeout { .. }) => Err(WaitError::Timeout { lowest_pending: shared.lowest_pending(&node) }),

@@ -91,6 +91,36 @@ fn same_ordinal_other_key_and_other_ordinal_are_independent() {
     gate.send(()).unwrap();
 }
 
+/// A lane held by a long op keeps pushes from waking another lane (the
+/// busy limit keeps a core for the submitter); an op queued meanwhile
+/// still runs while its submitter only polls, on a lane that looks again
+/// on its own, and at once for a submitter that sleeps in `wait`.
+#[test]
+fn an_op_queued_behind_a_held_lane_runs_for_a_poller_and_a_waiter() {
+    let s = sched(2);
+    let (job, gate) = gated();
+    let (started_tx, started) = channel::<()>();
+    let held = s.submit(
+        &OpSpec::independent(),
+        Box::new(move || {
+            let _ = started_tx.send(());
+            job()
+        }),
+    );
+    started.recv_timeout(Duration::from_secs(10)).expect("the held op starts on a lane");
+    let polled = s.submit(&OpSpec::independent(), noop());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while s.is_complete(polled) != Some(true) {
+        assert!(std::time::Instant::now() < deadline, "an op queued behind a held lane never ran for a poller");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let waited = s.submit(&OpSpec::independent(), noop());
+    assert_eq!(s.wait(waited, LONG), Ok(()));
+    assert!(is_pending(&s, held), "the held op is still held");
+    gate.send(()).unwrap();
+    assert_eq!(s.wait(held, LONG), Ok(()));
+}
+
 #[test]
 fn whole_prim_mutation_orders_with_every_key_at_its_ordinal() {
     let s = sched(2);
