@@ -8,10 +8,10 @@
 //! submissions costs no wake-up syscalls while one lane searches, and a
 //! lane that finds work wakes another when more is queued.
 //!
-//! Busy lanes (running or searching) are kept to one fewer than the cores
-//! while threads outside submit: those threads need a core too, and a
-//! lane woken onto a submitter's core preempts it, runs a few microseconds
-//! and sleeps again (measured on 2 cores, 64 KB writes at distinct
+//! Once the cores less one run nodes, a push wakes no other lane and an
+//! idle lane parks instead of searching: threads outside that submit need
+//! a core too, and a lane woken onto a submitter's core preempts it, runs
+//! a few microseconds and sleeps again (measured on 2 cores, 64 KB writes at distinct
 //! ordinals: 57,000-85,000 context switches a second and every enqueue
 //! past the first few stalled 5 us; with the limit 7,700 and 1.8 us at
 //! p90). A thread that goes to sleep on an op gives its core back
@@ -50,7 +50,7 @@ pub(crate) struct LaneShared {
     /// Lanes running a node now (counted before a lane that found work
     /// wakes another, so that wake sees it busy).
     running: AtomicUsize,
-    /// How many lanes may be busy before a push wakes no more and an idle
+    /// How many lanes may run nodes before a push wakes no more and an idle
     /// lane parks instead of searching: the cores less one, at least one.
     busy_limit: usize,
     /// A wake-up was sent that no parked lane has acted on yet. A woken
@@ -77,14 +77,18 @@ impl LaneShared {
             && self.sleepers.load(Ordering::SeqCst) > 0
             && !self.waking.swap(true, Ordering::SeqCst)
         {
-            // Taking the lock orders this after the parking lane's check
-            // (it holds the lock until it waits); notifying after
-            // releasing it lets the woken lane take it back at once
-            // instead of sleeping again on it (measured: 187 of 443 lane
-            // sleeps in a Python write loop were that second sleep).
-            drop(lock(&self.sleep_lock));
-            self.wake.notify_one();
+            self.wake_one();
         }
+    }
+
+    fn wake_one(&self) {
+        // Taking the lock orders this after the parking lane's check (it
+        // holds the lock until it waits); notifying after releasing it lets
+        // the woken lane take it back at once instead of sleeping again on
+        // it (measured: 187 of 443 lane sleeps in a Python write loop were
+        // that second sleep).
+        drop(lock(&self.sleep_lock));
+        self.wake.notify_one();
     }
 
     /// Wakes a parked lane when work is queued, however many lanes are
@@ -93,8 +97,7 @@ impl LaneShared {
     pub(crate) fn wake_spare(&self) {
         fence(Ordering::SeqCst);
         if self.sleepers.load(Ordering::SeqCst) > 0 && self.has_work() && !self.waking.swap(true, Ordering::SeqCst) {
-            drop(lock(&self.sleep_lock));
-            self.wake.notify_one();
+            self.wake_one();
         }
     }
 
@@ -132,6 +135,40 @@ impl LaneShared {
                 return None;
             }
         }
+    }
+
+    /// Keeps looking for work a short while before the lane parks. Only
+    /// one lane searches at a time, and only while fewer than the busy
+    /// limit run; the others park right away.
+    fn search(&self, local: &Worker<Arc<Node>>) -> Option<Arc<Node>> {
+        if self.running.load(Ordering::SeqCst) >= self.busy_limit
+            || self.spinning.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst).is_err()
+        {
+            return None;
+        }
+        let started = Instant::now();
+        let mut round = 0u32;
+        let found = loop {
+            // Looks before it steals: a steal pins the epoch (a full
+            // fence) and writes lines the submitter's push then has to
+            // take back, while looking only reads them; on a core the
+            // lane shares with a submitter (hyperthreads), a stealing
+            // spin slowed the submitter more than the pause it saved.
+            if self.has_work()
+                && let Some(node) = self.find(local)
+            {
+                break Some(node);
+            }
+            round = round.wrapping_add(1);
+            if round.is_multiple_of(16) && started.elapsed() >= SEARCH_FOR {
+                break None;
+            }
+            for _ in 0..SEARCH_PAUSES {
+                std::hint::spin_loop();
+            }
+        };
+        self.spinning.fetch_sub(1, Ordering::SeqCst);
+        found
     }
 
     /// Blocks an idle lane until there may be work. Returns false on
@@ -248,51 +285,21 @@ where
 {
     let ctx = LaneContext { local: Some(local), shared };
     loop {
-        if let Some(node) = shared.find(local) {
-            shared.running.fetch_add(1, Ordering::SeqCst);
-            run(node, &ctx);
-            shared.running.fetch_sub(1, Ordering::SeqCst);
-            continue;
-        }
-        // Only one lane searches at a time, and only while fewer than the
-        // busy limit run; the others park right away.
-        let mut found = None;
-        if shared.running.load(Ordering::SeqCst) < shared.busy_limit
-            && shared.spinning.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst).is_ok()
-        {
-            let started = Instant::now();
-            let mut round = 0u32;
-            loop {
-                // Looks before it steals: a steal pins the epoch (a full
-                // fence) and writes lines the submitter's push then has to
-                // take back, while looking only reads them; on a core the
-                // lane shares with a submitter (hyperthreads), a stealing
-                // spin slowed the submitter more than the pause it saved.
-                if shared.has_work()
-                    && let Some(node) = shared.find(local)
-                {
-                    found = Some(node);
-                    break;
-                }
-                round = round.wrapping_add(1);
-                if round.is_multiple_of(16) && started.elapsed() >= SEARCH_FOR {
-                    break;
-                }
-                for _ in 0..SEARCH_PAUSES {
-                    std::hint::spin_loop();
-                }
-            }
-            shared.spinning.fetch_sub(1, Ordering::SeqCst);
-        }
-        if let Some(node) = found {
-            shared.running.fetch_add(1, Ordering::SeqCst);
+        let (node, searched) = match shared.find(local) {
+            Some(node) => (node, false),
+            None => match shared.search(local) {
+                Some(node) => (node, true),
+                None if shared.park() => continue,
+                None => return,
+            },
+        };
+        // Counted as running before it spreads, so the lane it may wake
+        // sees it busy.
+        shared.running.fetch_add(1, Ordering::SeqCst);
+        if searched {
             shared.spread();
-            run(node, &ctx);
-            shared.running.fetch_sub(1, Ordering::SeqCst);
-            continue;
         }
-        if !shared.park() {
-            return;
-        }
+        run(node, &ctx);
+        shared.running.fetch_sub(1, Ordering::SeqCst);
     }
 }
