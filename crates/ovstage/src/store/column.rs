@@ -124,6 +124,21 @@ impl Version {
     fn merged(&self) -> bool {
         self.from < self.ordinal
     }
+
+    /// A version at `ordinal`: the column's spare box when it has one (its
+    /// row sets' words reused), else a new one.
+    fn boxed(spare: &mut Option<Box<Version>>, ordinal: u64, nrows: u32) -> Box<Version> {
+        let Some(mut v) = spare.take() else { return Box::new(Version::new(ordinal, nrows)) };
+        debug_assert!(v.parts.is_empty() && v.image.is_none(), "a spare version holds no data");
+        v.ordinal = ordinal;
+        v.from = ordinal;
+        v.keys.clear();
+        v.bytes = 0;
+        v.written.clear();
+        v.deleted.clear();
+        v.nrows = nrows;
+        v
+    }
 }
 
 /// The rows of a query's prims in a column: `None` for prims without a row.
@@ -298,6 +313,10 @@ pub(crate) struct ColumnState {
     /// Boxed: a merge removes from the middle, and shifting pointers is
     /// much cheaper than shifting whole versions.
     pub(super) versions: VecDeque<Box<Version>>,
+    /// A version removed by a merge or a trim, emptied of its data, for the
+    /// next publish: a write loop creates one version and drops one per
+    /// tick, and this saves both allocations and the row sets' words.
+    spare: Option<Box<Version>>,
     /// Sum of the versions' `bytes`: with a thousand unsealed versions,
     /// summing them at every publish would cost more than the write.
     bytes: usize,
@@ -352,6 +371,7 @@ impl Column {
                 row_of: Vec::new(),
                 prim_of: Vec::new(),
                 versions: VecDeque::new(),
+                spare: None,
                 bytes: 0,
                 trimmed_through: None,
                 layout_generation: 1,
@@ -785,7 +805,8 @@ impl ColumnGuard<'_> {
         let st = &mut *self.state;
         let pos = prefix_len(&st.versions, |v| v.ordinal < ordinal);
         if st.versions.get(pos).is_none_or(|v| v.from > ordinal) {
-            st.versions.insert(pos, Box::new(Version::new(ordinal, nrows)));
+            let v = Version::boxed(&mut st.spare, ordinal, nrows);
+            st.versions.insert(pos, v);
         }
         // Row counts never decrease with ordinal: a version sees every row
         // an older version may have made live.
@@ -874,7 +895,7 @@ impl ColumnGuard<'_> {
             }
             let i = end - 2;
             debug_assert!(st.versions[i].image.is_none() && st.versions[i + 1].image.is_none());
-            let newer = *st.versions.remove(i + 1).expect("i + 1 is in range");
+            let mut newer = st.versions.remove(i + 1).expect("i + 1 is in range");
             let v = &mut st.versions[i];
             v.ordinal = newer.ordinal;
             v.nrows = v.nrows.max(newer.nrows);
@@ -882,14 +903,16 @@ impl ColumnGuard<'_> {
             v.written.union_with(&newer.written);
             v.deleted.subtract(&newer.written);
             v.deleted.union_with(&newer.deleted);
-            v.parts.extend(newer.parts);
+            v.parts.extend(newer.parts.drain(..));
+            let newer_bytes = newer.bytes;
+            st.spare = Some(newer);
             let parts = std::mem::take(&mut v.parts);
             v.keys.clear();
             let nrows = v.nrows;
             let merged = compact(parts, nrows, self.column.row_bytes, &self.column.memory);
             let st = &mut *self.state;
             let v = &mut st.versions[i];
-            let before = v.bytes + newer.bytes;
+            let before = v.bytes + newer_bytes;
             v.bytes = merged.iter().map(Part::bytes).sum();
             st.bytes = st.bytes + v.bytes - before;
             v.keys = merged.iter().map(|_| 0).collect();
@@ -1004,20 +1027,17 @@ impl ColumnGuard<'_> {
             return;
         }
         self.image_at(base, true);
-        let dropped: Vec<Box<Version>> = self.state.versions.drain(..base).collect();
-        self.state.bytes -= dropped.iter().map(|v| v.bytes).sum::<usize>();
-        for v in dropped {
-            self.state.trimmed_through = Some(self.state.trimmed_through.map_or(v.ordinal, |t| t.max(v.ordinal)));
-            self.recycle(*v);
-        }
-    }
-
-    fn recycle(&self, v: Version) {
         let memory = &self.column.memory;
-        // Parts first: a full write's buffer is also its version's image.
-        v.parts.into_iter().for_each(|p| recycle_part(memory, p));
-        if let Some(image) = v.image.and_then(|i| Arc::try_unwrap(i).ok()) {
-            recycle(memory, image.data);
+        let st = &mut *self.state;
+        for mut v in st.versions.drain(..base) {
+            st.bytes -= v.bytes;
+            st.trimmed_through = Some(st.trimmed_through.map_or(v.ordinal, |t| t.max(v.ordinal)));
+            // Parts first: a full write's buffer is also its version's image.
+            v.parts.drain(..).for_each(|p| recycle_part(memory, p));
+            if let Some(image) = v.image.take().and_then(|i| Arc::try_unwrap(i).ok()) {
+                recycle(memory, image.data);
+            }
+            st.spare = Some(v);
         }
     }
 
@@ -1491,6 +1511,40 @@ mod tests {
             assert!(matches!(g.snapshot(t), Snapshot::Trimmed { oldest: 9 }), "at {t}");
         }
         assert_eq!(g.oldest_exact(1), 0, "a floor below the span reads exactly");
+    }
+
+    #[test]
+    fn a_version_reused_after_a_merge_starts_empty() {
+        let col = column_with(Limits::versions(3), ValueKind::Fixed);
+        let mut g = col.lock();
+        let rows = g.assign_rows((0..100).map(prim));
+        for t in 1..=12u64 {
+            let data = Arc::new(Buf::zeroed(400));
+            g.publish(t, Part::Write { rows: rows.clone(), data }, MergeBound { floor: 0, below: t });
+        }
+        // Three versions kept, one created and one merged away per tick:
+        // the merged one is kept for the next tick's version.
+        assert_eq!(g.state.versions.len(), 3);
+        assert!(g.state.spare.as_ref().is_some_and(|v| v.parts.is_empty()), "a merge keeps the version it removed");
+        // A reused version starts empty. Rows 0..50 deleted at 13 and
+        // written again at 14; the version of 13, merged away at 14, comes
+        // back for 15, which writes only rows 50..100: rows 0..50 keep
+        // their values of 14, not the deletion the box once held.
+        let filled = |n: usize, value: u32| {
+            let mut buf = Buf::zeroed(4 * n);
+            buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&vec![value; n]));
+            Arc::new(buf)
+        };
+        g.publish(13, Part::Delete { rows: Rows::Run { start: 0, len: 50 } }, MergeBound { floor: 0, below: 13 });
+        g.publish(14, Part::Write { rows, data: filled(100, 14) }, MergeBound { floor: 0, below: 14 });
+        let spare = g.state.spare.as_deref().map(|v| v as *const Version);
+        let upper = g.assign_rows((50..100).map(prim));
+        g.publish(15, Part::Write { rows: upper, data: filled(50, 15) }, MergeBound { floor: 0, below: 15 });
+        let v = g.state.versions.back().expect("a version");
+        assert_eq!((v.ordinal, Some(&**v as *const Version)), (15, spare), "15 reuses the version of 13");
+        assert!(v.deleted.is_empty(), "nothing is deleted at 15");
+        let Snapshot::Image { image, .. } = g.snapshot(15) else { panic!("no image at 15") };
+        assert_eq!((row_value(&image, 7), row_value(&image, 70)), (Some(vec![14]), Some(vec![15])));
     }
 
     #[test]

@@ -205,6 +205,15 @@ impl RowSet {
         RowSet::default()
     }
 
+    /// Empties the set, keeping a dense set's words for reuse (a recycled
+    /// version's sets, refilled by the next write).
+    pub(crate) fn clear(&mut self) {
+        match &mut self.repr {
+            Repr::Dense(words) => words.clear(),
+            Repr::Sparse(_) => self.repr = Repr::default(),
+        }
+    }
+
     /// `0..n`.
     pub(crate) fn full(n: u32) -> RowSet {
         let mut s = RowSet::new();
@@ -284,11 +293,12 @@ impl RowSet {
     fn grow(words: &mut SmallVec<[u64; 2]>, row: u32) {
         let w = row as usize / 64;
         if w >= words.len() {
-            if words.is_empty() {
+            if words.is_empty() && words.capacity() <= w {
                 // One zeroed allocation (SmallVec's resize pushes a word
                 // at a time, growing as it goes).
                 *words = SmallVec::from_elem(0, w + 1);
             } else {
+                // Growing, or refilling a cleared set's words.
                 words.reserve_exact(w + 1 - words.len());
                 words.resize(w + 1, 0);
             }
@@ -623,6 +633,28 @@ mod tests {
                 assert_eq!(s.contains_range(start, len), naive, "start {start}, len {len}");
             }
         }
+    }
+
+    #[test]
+    fn a_cleared_set_is_empty_and_refills_in_its_own_words() {
+        let mut s = RowSet::new();
+        s.insert_range(0, 1000);
+        let Repr::Dense(words) = &s.repr else { panic!("dense") };
+        let at = words.as_ptr();
+        s.clear();
+        assert!(s.is_empty() && !s.contains(0) && !s.contains(999));
+        s.insert_range(70, 3);
+        assert!((0..1000).all(|r| s.contains(r) == (70..73).contains(&r)));
+        let Repr::Dense(words) = &s.repr else { panic!("dense") };
+        assert_eq!(words.as_ptr(), at, "the words were reused");
+        // A sparse set clears to an empty dense one.
+        let mut sparse = RowSet::new();
+        sparse.insert_all(&[3, 1 << 20]);
+        assert!(matches!(sparse.repr, Repr::Sparse(_)));
+        sparse.clear();
+        assert!(sparse.is_empty() && matches!(sparse.repr, Repr::Dense(_)));
+        sparse.insert(5);
+        assert!(sparse.contains(5) && !sparse.contains(3));
     }
 
     #[test]
