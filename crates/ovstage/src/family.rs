@@ -3,7 +3,7 @@
 //! floors and admission records over them.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use ovstage_types::{PrimPath, Semantic, Token};
@@ -43,9 +43,23 @@ struct OrdinalChanges {
 /// still be published below the lowest of them (later submissions at lower
 /// ordinals are rejected by admission where they would overlap), which is
 /// what lets a column merge older versions safely.
-#[derive(Default)]
+///
+/// Every write asks whether any are pending and which is lowest, so both
+/// answers are kept in atomics next to the map (set under its lock after
+/// each change) and read without the lock.
 pub(crate) struct PendingOrdinals {
     counts: Mutex<OrdinalMap<u32>>,
+    /// Mutations pending (the multiset's size).
+    total: AtomicUsize,
+    /// The lowest pending ordinal; `u64::MAX` when none is pending (or
+    /// when that is the lowest: the map then decides).
+    lowest: AtomicU64,
+}
+
+impl Default for PendingOrdinals {
+    fn default() -> PendingOrdinals {
+        PendingOrdinals { counts: Mutex::default(), total: AtomicUsize::new(0), lowest: AtomicU64::new(u64::MAX) }
+    }
 }
 
 impl PendingOrdinals {
@@ -53,8 +67,16 @@ impl PendingOrdinals {
         lock(&self.counts)
     }
 
+    /// Publishes the map's summary; called with its lock held.
+    fn summarize(&self, counts: &OrdinalMap<u32>, total: usize) {
+        self.lowest.store(counts.first().unwrap_or(u64::MAX), Ordering::Release);
+        self.total.store(total, Ordering::Release);
+    }
+
     pub(crate) fn add(&self, ordinal: u64) {
-        *self.lock().entry_or_insert_with(ordinal, || 0) += 1;
+        let mut counts = self.lock();
+        *counts.entry_or_insert_with(ordinal, || 0) += 1;
+        self.summarize(&counts, self.total.load(Ordering::Relaxed) + 1);
     }
 
     pub(crate) fn remove(&self, ordinal: u64) {
@@ -64,15 +86,19 @@ impl PendingOrdinals {
             if *n == 0 {
                 counts.remove(ordinal);
             }
+            self.summarize(&counts, self.total.load(Ordering::Relaxed) - 1);
         }
     }
 
     pub(crate) fn lowest(&self) -> Option<u64> {
-        self.lock().first()
+        match self.lowest.load(Ordering::Acquire) {
+            u64::MAX => self.lock().first(),
+            lowest => Some(lowest),
+        }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.lock().is_empty()
+        self.total.load(Ordering::Acquire) == 0
     }
 }
 
@@ -312,6 +338,55 @@ mod tests {
 
     fn prim(p: u64) -> Option<PrimPath> {
         PrimPath::from_raw(p)
+    }
+
+    #[test]
+    fn pending_ordinals_are_a_multiset_whose_summary_reads_without_the_lock() {
+        let p = PendingOrdinals::default();
+        assert!(p.is_empty() && p.lowest().is_none());
+        for o in [5, 5, 3] {
+            p.add(o);
+        }
+        assert_eq!((p.is_empty(), p.lowest()), (false, Some(3)));
+        p.remove(3);
+        p.remove(5);
+        assert_eq!(p.lowest(), Some(5), "5 was added twice");
+        p.remove(7);
+        assert_eq!(p.lowest(), Some(5), "removing an ordinal not pending changes nothing");
+        p.remove(5);
+        assert!(p.is_empty() && p.lowest().is_none());
+        // Every u64 is an ordinal: the summary's "none" value is one too.
+        p.add(u64::MAX);
+        assert_eq!((p.is_empty(), p.lowest()), (false, Some(u64::MAX)));
+        p.add(1);
+        assert_eq!(p.lowest(), Some(1));
+        p.remove(1);
+        p.remove(u64::MAX);
+        assert!(p.is_empty() && p.lowest().is_none());
+    }
+
+    #[test]
+    fn pending_ordinals_stay_consistent_under_concurrent_mutations() {
+        let p = PendingOrdinals::default();
+        // A floor that is always pending: the lowest never reads above it.
+        p.add(10);
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let p = &p;
+                s.spawn(move || {
+                    for i in 0..2000u64 {
+                        let o = 11 + (i * 7 + t) % 50;
+                        p.add(o);
+                        let lowest = p.lowest().expect("10 is pending");
+                        assert!(lowest <= 10 && !p.is_empty());
+                        p.remove(o);
+                    }
+                });
+            }
+        });
+        assert_eq!(p.lowest(), Some(10));
+        p.remove(10);
+        assert!(p.is_empty() && p.lowest().is_none());
     }
 
     #[test]

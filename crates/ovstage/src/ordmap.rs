@@ -76,11 +76,6 @@ impl<V> OrdinalMap<V> {
         self.entries.len()
     }
 
-    /// Whether nothing is held.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// The entries with ordinals in `range`, ascending.
     pub(crate) fn range(&self, range: RangeInclusive<u64>) -> impl Iterator<Item = (u64, &V)> {
         let (lo, hi) = (*range.start(), *range.end());
