@@ -130,13 +130,13 @@ impl Version {
     fn boxed(spare: &mut Option<Box<Version>>, ordinal: u64, nrows: u32) -> Box<Version> {
         let Some(mut v) = spare.take() else { return Box::new(Version::new(ordinal, nrows)) };
         debug_assert!(v.parts.is_empty() && v.image.is_none(), "a spare version holds no data");
-        v.ordinal = ordinal;
-        v.from = ordinal;
-        v.keys.clear();
-        v.bytes = 0;
-        v.written.clear();
-        v.deleted.clear();
-        v.nrows = nrows;
+        // A new version, but with the old one's (emptied) allocations.
+        let (mut keys, mut written, mut deleted) =
+            (std::mem::take(&mut v.keys), std::mem::take(&mut v.written), std::mem::take(&mut v.deleted));
+        keys.clear();
+        written.clear();
+        deleted.clear();
+        *v = Version { keys, written, deleted, ..Version::new(ordinal, nrows) };
         v
     }
 }
@@ -1170,6 +1170,13 @@ mod tests {
     /// What a row holds (`None`: not live).
     type RowContents = Option<Vec<u32>>;
 
+    /// `n` u32 rows, each `value`.
+    fn filled(n: usize, value: u32) -> Arc<Buf> {
+        let mut buf = Buf::zeroed(4 * n);
+        buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&vec![value; n]));
+        Arc::new(buf)
+    }
+
     fn row_value(image: &Image, row: u32) -> RowContents {
         (row < image.nrows && image.live.contains(row)).then(|| {
             let b = match &image.arrays {
@@ -1530,11 +1537,6 @@ mod tests {
         // written again at 14; the version of 13, merged away at 14, comes
         // back for 15, which writes only rows 50..100: rows 0..50 keep
         // their values of 14, not the deletion the box once held.
-        let filled = |n: usize, value: u32| {
-            let mut buf = Buf::zeroed(4 * n);
-            buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&vec![value; n]));
-            Arc::new(buf)
-        };
         g.publish(13, Part::Delete { rows: Rows::Run { start: 0, len: 50 } }, MergeBound { floor: 0, below: 13 });
         g.publish(14, Part::Write { rows, data: filled(100, 14) }, MergeBound { floor: 0, below: 14 });
         let spare = g.state.spare.as_deref().map(|v| v as *const Version);
@@ -1557,9 +1559,11 @@ mod tests {
         let mut g = col.lock();
         let rows = g.assign_rows([prim(0)].into_iter());
         let put = |g: &mut ColumnGuard<'_>, t: u64, rows: &Rows, value: u32, below: u64| {
-            let mut buf = Buf::zeroed(4 * rows.len());
-            buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&vec![value; rows.len()]));
-            g.publish(t, Part::Write { rows: rows.clone(), data: Arc::new(buf) }, MergeBound { floor: 0, below });
+            g.publish(
+                t,
+                Part::Write { rows: rows.clone(), data: filled(rows.len(), value) },
+                MergeBound { floor: 0, below },
+            );
         };
         put(&mut g, 1, &rows, 1, 1);
         put(&mut g, 4, &rows, 4, 4);
