@@ -173,6 +173,7 @@ impl ElementPlan {
 }
 
 /// The iterator of [`ElementPlan::selected`].
+#[derive(Clone)]
 pub(crate) enum Selected<'a> {
     Range(std::ops::Range<usize>),
     Gather(std::iter::Enumerate<std::slice::Iter<'a, u32>>),

@@ -25,8 +25,9 @@ use std::ops::Range;
 use ovstage_types::Device;
 
 pub(crate) use super::buf::AllocFailed;
-use super::buf::{Buf, BufPool, write_pieces};
+use super::buf::{Buf, BufPool};
 use super::rows::Rows;
+use super::spread::write_pieces;
 
 /// The memory every column's buffers live in: the one place the store
 /// chooses it.
@@ -80,7 +81,11 @@ pub(crate) trait StorageBackend: Send + Sync + 'static {
 
     /// Upload of ragged rows: a buffer of `len` bytes holding the host byte
     /// ranges `rows`, back to back (`len` is their total).
-    fn upload_ranges<'a>(&self, rows: impl Iterator<Item = &'a [u8]>, len: usize) -> Result<Self::Buffer, AllocFailed>;
+    fn upload_ranges<'a>(
+        &self,
+        rows: impl Iterator<Item = &'a [u8]> + Clone + Send,
+        len: usize,
+    ) -> Result<Self::Buffer, AllocFailed>;
 
     /// The fold: row `i` of `src` (rows of `width` bytes, back to back)
     /// written over row `rows[i]` of `dst`.
@@ -90,7 +95,7 @@ pub(crate) trait StorageBackend: Send + Sync + 'static {
     /// (each a range of one of the buffers).
     fn gather_ranges<'a>(
         &self,
-        ranges: impl Iterator<Item = (&'a Self::Buffer, Range<usize>)>,
+        ranges: impl Iterator<Item = (&'a Self::Buffer, Range<usize>)> + Clone + Send,
         len: usize,
     ) -> Self::Buffer;
 }
@@ -205,7 +210,11 @@ impl StorageBackend for HostMemory {
         self.pool.try_copy(src)
     }
 
-    fn upload_ranges<'a>(&self, rows: impl Iterator<Item = &'a [u8]>, len: usize) -> Result<Buf, AllocFailed> {
+    fn upload_ranges<'a>(
+        &self,
+        rows: impl Iterator<Item = &'a [u8]> + Clone + Send,
+        len: usize,
+    ) -> Result<Buf, AllocFailed> {
         self.pool.try_gather(rows, len)
     }
 
@@ -226,7 +235,11 @@ impl StorageBackend for HostMemory {
         }
     }
 
-    fn gather_ranges<'a>(&self, ranges: impl Iterator<Item = (&'a Buf, Range<usize>)>, len: usize) -> Buf {
+    fn gather_ranges<'a>(
+        &self,
+        ranges: impl Iterator<Item = (&'a Buf, Range<usize>)> + Clone + Send,
+        len: usize,
+    ) -> Buf {
         let mut buf = self.pool.take(len);
         write_pieces(buf.bytes_mut(), ranges.map(|(src, range)| &src.bytes()[range]));
         buf

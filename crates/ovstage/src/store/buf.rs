@@ -6,7 +6,7 @@
 //! group) are allocated with [`BufPool::try_take`]: a failed allocation is
 //! an `OUT_OF_MEMORY` error of the op, never an abort of the process.
 
-use super::reserve;
+use super::{reserve, spread};
 use ovstage_types::sync::lock;
 use std::sync::Mutex;
 
@@ -102,10 +102,14 @@ impl Buf {
     /// word by word); from it, the zeroed allocation is fresh pages, filled
     /// by `memcpy` whatever the pieces' alignment. A failed allocation is an
     /// error.
-    pub(crate) fn try_gather<'a>(pieces: impl IntoIterator<Item = &'a [u8]>, len: usize) -> Result<Buf, AllocFailed> {
+    pub(crate) fn try_gather<'a, I>(pieces: I, len: usize) -> Result<Buf, AllocFailed>
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+        I::IntoIter: Clone + Send,
+    {
         if len >= FRESH_PAGES {
             let mut buf = Buf::try_zeroed(len)?;
-            write_pieces(buf.bytes_mut(), pieces);
+            spread::write_pieces(buf.bytes_mut(), pieces.into_iter());
             return Ok(buf);
         }
         let mut words = Vec::new();
@@ -184,16 +188,6 @@ impl Buf {
     }
 }
 
-/// Writes `pieces` back to back over `dst`, which they fill.
-pub(crate) fn write_pieces<'a>(dst: &mut [u8], pieces: impl IntoIterator<Item = &'a [u8]>) {
-    let mut at = 0;
-    for piece in pieces {
-        dst[at..at + piece.len()].copy_from_slice(piece);
-        at += piece.len();
-    }
-    debug_assert_eq!(at, dst.len(), "the pieces fill the buffer");
-}
-
 /// Freed buffers of one column, reused by later writes: a reused buffer's
 /// pages are already mapped (a fresh multi-megabyte allocation costs a page
 /// fault per 4 KiB on first touch) and, when recently freed, still cached.
@@ -239,15 +233,15 @@ impl BufPool {
 
     /// A buffer holding `pieces` back to back (`len` bytes in all): a kept
     /// one when one fits, else a new one written once.
-    pub(crate) fn try_gather<'a>(
-        &self,
-        pieces: impl IntoIterator<Item = &'a [u8]>,
-        len: usize,
-    ) -> Result<Buf, AllocFailed> {
+    pub(crate) fn try_gather<'a, I>(&self, pieces: I, len: usize) -> Result<Buf, AllocFailed>
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+        I::IntoIter: Clone + Send,
+    {
         let Some(mut buf) = self.reuse(len) else {
             return Buf::try_gather(pieces, len);
         };
-        write_pieces(buf.bytes_mut(), pieces);
+        spread::write_pieces(buf.bytes_mut(), pieces.into_iter());
         Ok(buf)
     }
 

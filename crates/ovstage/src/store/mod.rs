@@ -8,3 +8,4 @@ pub(crate) mod image;
 pub(crate) mod liveness;
 pub(crate) mod reserve;
 pub(crate) mod rows;
+pub(crate) mod spread;
