@@ -80,7 +80,9 @@ pub(crate) trait StorageBackend: Send + Sync + 'static {
     }
 
     /// Upload of ragged rows: a buffer of `len` bytes holding the host byte
-    /// ranges `rows`, back to back (`len` is their total).
+    /// ranges `rows`, back to back (`len` is their total). The iterator is
+    /// `Clone + Send` so a large copy can be cut into parts, each walked by
+    /// its own thread (`store/spread.rs`); so is `gather_ranges`'.
     fn upload_ranges<'a>(
         &self,
         rows: impl Iterator<Item = &'a [u8]> + Clone + Send,

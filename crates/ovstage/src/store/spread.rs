@@ -6,7 +6,7 @@
 //! 205 MB write then takes over half a second on one core). Faults taken
 //! on different cores are served in parallel, so a copy of at least
 //! [`SPREAD_BYTES`] is cut into contiguous parts of the destination, each
-//! filled by its own scoped thread (the caller fills the last). Spawning
+//! filled by its own scoped thread (the caller fills the first). Spawning
 //! a thread costs tens of microseconds, well under a millisecond's copy.
 //!
 //! A thread that cannot be spawned leaves its part to the caller; nothing
@@ -60,27 +60,25 @@ where
     // Each part starts at a byte of the destination: the piece holding it
     // is found by a pass over the piece lengths (no bytes are read), and
     // each thread walks its own clone of the iterator to that piece.
-    let len = dst.len();
-    let starts = part_starts(pieces.clone(), len, n);
+    let starts = part_starts(pieces.clone(), dst.len(), n);
     let mut jobs = Vec::with_capacity(n);
     let mut rest = dst;
-    let mut at = 0;
-    for (k, &(piece, skip)) in starts.iter().enumerate() {
-        let end = if k + 1 == n { len } else { (k + 1) * (len / n) };
-        let (part, tail) = std::mem::take(&mut rest).split_at_mut(end - at);
-        rest = tail;
-        at = end;
-        jobs.push(Mutex::new(Some(Part { dst: part, pieces: pieces.clone().skip(piece), skip })));
+    // Back to front: each part is the tail left past its start.
+    for start in starts.iter().rev() {
+        let (head, part) = std::mem::take(&mut rest).split_at_mut(start.at);
+        rest = head;
+        jobs.push(Mutex::new(Some(Part { dst: part, pieces: pieces.clone().skip(start.piece), skip: start.skip })));
     }
     std::thread::scope(|scope| {
-        let (last, others) = jobs.split_last().expect("n > 1 parts");
+        // `jobs` runs back to front: the caller takes the first part.
+        let (first, others) = jobs.split_last().expect("n > 1 parts");
         for job in others {
             // A part whose thread cannot be started is written here.
             if std::thread::Builder::new().name("ovstage-copy".into()).spawn_scoped(scope, || run(job)).is_err() {
                 run(job);
             }
         }
-        run(last);
+        run(first);
     });
 }
 
@@ -99,10 +97,20 @@ fn run<'a, I: Iterator<Item = &'a [u8]>>(job: &Mutex<Option<Part<'_, I>>>) {
     }
 }
 
-/// For each of `n` equal parts of a `len`-byte destination (the last takes
-/// the remainder), the piece its first byte comes from and that byte's
-/// offset in the piece.
-fn part_starts<'a>(pieces: impl Iterator<Item = &'a [u8]>, len: usize, n: usize) -> Vec<(usize, usize)> {
+/// Where a part of a spread copy starts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Start {
+    /// Its first byte in the destination.
+    at: usize,
+    /// The piece that byte comes from.
+    piece: usize,
+    /// That byte's offset in the piece.
+    skip: usize,
+}
+
+/// The starts of `n` equal parts of a `len`-byte destination (the last
+/// takes the remainder).
+fn part_starts<'a>(pieces: impl Iterator<Item = &'a [u8]>, len: usize, n: usize) -> Vec<Start> {
     let step = len / n;
     let mut starts = Vec::with_capacity(n);
     let mut at = 0;
@@ -110,7 +118,8 @@ fn part_starts<'a>(pieces: impl Iterator<Item = &'a [u8]>, len: usize, n: usize)
         // Every part that starts inside this piece (an empty piece holds
         // no byte, so no part starts in it).
         while starts.len() < n && starts.len() * step < at + piece.len() {
-            starts.push((i, starts.len() * step - at));
+            let part_at = starts.len() * step;
+            starts.push(Start { at: part_at, piece: i, skip: part_at - at });
         }
         at += piece.len();
         if starts.len() == n {
@@ -180,11 +189,12 @@ mod tests {
         let bytes = [0u8; 10];
         // Parts of 3 bytes (the last 4) over pieces of 4, 0, 6 bytes.
         let pieces = pieces_of(&bytes, &[4, 4]);
-        assert_eq!(part_starts(pieces.into_iter(), 10, 3), vec![(0, 0), (0, 3), (2, 2)]);
+        let start = |at, piece, skip| Start { at, piece, skip };
+        assert_eq!(part_starts(pieces.into_iter(), 10, 3), vec![start(0, 0, 0), start(3, 0, 3), start(6, 2, 2)]);
         // A part starting exactly where a piece does starts at its byte 0,
         // never at the end of the previous or inside an empty piece.
         let pieces = pieces_of(&bytes, &[5, 5]);
-        assert_eq!(part_starts(pieces.into_iter(), 10, 2), vec![(0, 0), (2, 0)]);
+        assert_eq!(part_starts(pieces.into_iter(), 10, 2), vec![start(0, 0, 0), start(5, 2, 0)]);
     }
 
     #[test]
