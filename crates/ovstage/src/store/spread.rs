@@ -25,18 +25,21 @@ const PART_BYTES: usize = 4 << 20;
 /// The most parts (threads, the caller's included) a copy is cut into.
 const MAX_PARTS: usize = 8;
 
-/// Cores this process may run on, read once.
+/// Cores this process may run on, read once (the first read costs a dozen
+/// system calls: std parses the cgroup's CPU quota), so only by copies
+/// large enough to be spread.
 fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
 }
 
-/// How many parts a copy of `len` bytes is cut into on `cores` cores.
-fn parts(len: usize, cores: usize) -> usize {
+/// How many parts a copy of `len` bytes is cut into on `cores()` cores
+/// (asked only for a copy large enough to spread).
+fn parts(len: usize, cores: impl FnOnce() -> usize) -> usize {
     if len < SPREAD_BYTES {
         return 1;
     }
-    (len / PART_BYTES).clamp(1, MAX_PARTS).min(cores.max(1))
+    (len / PART_BYTES).clamp(1, MAX_PARTS).min(cores().max(1))
 }
 
 /// Writes `pieces` back to back over `dst`, which they fill exactly;
@@ -45,7 +48,7 @@ pub(crate) fn write_pieces<'a, I>(dst: &mut [u8], pieces: I)
 where
     I: Iterator<Item = &'a [u8]> + Clone + Send,
 {
-    write_in_parts(dst, pieces, parts(dst.len(), cores()));
+    write_in_parts(dst, pieces, parts(dst.len(), cores));
 }
 
 /// [`write_pieces`] cut into `n` parts (the copy is serial for `n` <= 1).
@@ -199,11 +202,19 @@ mod tests {
 
     #[test]
     fn small_copies_stay_on_the_caller() {
-        assert_eq!(parts(SPREAD_BYTES - 1, 8), 1);
-        assert_eq!(parts(SPREAD_BYTES, 8), SPREAD_BYTES / PART_BYTES);
-        assert_eq!(parts(1 << 30, 2), 2, "no more parts than cores");
-        assert_eq!(parts(1 << 30, 64), MAX_PARTS);
-        assert_eq!(parts(1 << 30, 0), 1);
+        assert_eq!(parts(SPREAD_BYTES, || 8), SPREAD_BYTES / PART_BYTES);
+        assert_eq!(parts(1 << 30, || 2), 2, "no more parts than cores");
+        assert_eq!(parts(1 << 30, || 64), MAX_PARTS);
+        assert_eq!(parts(1 << 30, || 0), 1);
+    }
+
+    /// Regression: the first read of the core count costs tens of
+    /// microseconds (cgroup files), and it landed inside the first small
+    /// pooled copy of a process: a 16-byte read took 50 us.
+    #[test]
+    fn small_copies_never_ask_for_the_core_count() {
+        assert_eq!(parts(0, || panic!("a small copy asked for the core count")), 1);
+        assert_eq!(parts(SPREAD_BYTES - 1, || panic!("a small copy asked for the core count")), 1);
     }
 
     #[test]
