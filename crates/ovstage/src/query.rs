@@ -22,7 +22,7 @@ use crate::api::{AttrRef, Enqueued};
 use crate::family::prim_bit;
 use crate::metadata::Reserved;
 use crate::stage::{Stage, StageInner, lock};
-use crate::state::{FilterKey, OpCell, QueryState, Resolved, Test};
+use crate::state::{CachedRowMap, FilterKey, OpCell, QueryState, Resolved, Test};
 use crate::store::column::{Column, ColumnGuard, RowMap};
 use crate::store::rows::RowSet;
 
@@ -108,23 +108,24 @@ impl QueryState {
         repeated(selected)
     }
 
-    /// The rows of the prims in `column` (cached per layout generation, and
-    /// shared by every handle of the same resolved prims), computed under
-    /// the column's lock.
+    /// The rows of the prims in `column` (cached until rows are added to
+    /// the column, and shared by every handle of the same resolved prims),
+    /// computed under the column's lock.
     pub(crate) fn row_map(&self, column: &Arc<Column>, guard: &ColumnGuard<'_>) -> RowMap {
         let Some(r) = self.ready() else { return guard.row_map(&[]) };
         // The address without its alignment zeros, which the id hasher's
         // low bits would otherwise keep.
         let id = Arc::as_ptr(column) as usize >> 4;
-        let generation = guard.layout_generation();
+        let rows = guard.nrows();
         let mut cache = lock(&r.row_maps);
-        if let Some((g, map)) = cache.get(&id)
-            && *g == generation
+        if let Some(c) = cache.get(&id)
+            && c.rows == rows
+            && std::ptr::eq(c.column.as_ptr(), Arc::as_ptr(column))
         {
-            return map.clone();
+            return c.map.clone();
         }
         let map = guard.row_map(&r.prims);
-        cache.insert(id, (generation, map.clone()));
+        cache.insert(id, CachedRowMap { column: Arc::downgrade(column), rows, map: map.clone() });
         map
     }
 }

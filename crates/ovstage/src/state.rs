@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use ovstage_types::idhash::IdBuild;
 use ovstage_types::{AttributeMode, Error, OpId, Ordinal, PathList, PrimMode, PrimPath, Result, Status, Token};
@@ -20,7 +20,7 @@ use crate::group::{AttributeMeta, PrimGroup, ReadGroup};
 use crate::metadata::Reserved;
 use crate::schema::Schema;
 use crate::store::backend::Staging;
-use crate::store::column::RowMap;
+use crate::store::column::{Column, RowMap};
 use crate::store::rows::RowSet;
 
 // ---- Queries (`query.rs`) and their result cache (`query/cache.rs`)
@@ -62,10 +62,24 @@ pub(crate) struct Resolved {
     /// `removals + 1` of the prim table when every prim was last seen live
     /// (0: never).
     pub(crate) live_at: AtomicU64,
-    /// Row maps per column (keyed by the column's address), each valid
-    /// for one layout generation. A map, not a list: a batch writing many
-    /// attributes through one query looks up one column per attribute.
-    pub(crate) row_maps: Mutex<HashMap<usize, (u64, RowMap), IdBuild>>,
+    /// Row maps per column (keyed by the column's address; the weak
+    /// reference keeps that address from naming a later column), each
+    /// valid while the column has as many rows: a column's rows are only
+    /// ever appended, so deletes and revivals (which move the layout
+    /// generation) leave its map as it is. A map, not a list: a batch
+    /// writing many attributes through one query looks up one column per
+    /// attribute.
+    pub(crate) row_maps: Mutex<HashMap<usize, CachedRowMap, IdBuild>>,
+}
+
+/// A query's row map in one column, as [`Resolved::row_maps`] keeps it.
+pub(crate) struct CachedRowMap {
+    /// The column the map is of (weak: the map keeps no column alive).
+    pub(crate) column: Weak<Column>,
+    /// The column's row count when the map was made.
+    pub(crate) rows: u32,
+    /// The query's prims' rows.
+    pub(crate) map: RowMap,
 }
 
 /// A query handle's state.

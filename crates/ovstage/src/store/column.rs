@@ -308,7 +308,12 @@ pub(crate) enum Snapshot {
 }
 
 pub(crate) struct ColumnState {
+    /// Each prim's row (`NO_ROW`: none yet). Rows are only ever appended
+    /// (a deleted prim keeps its row), so a prim's row never changes once
+    /// given and the row count tells whether any was given since (what a
+    /// query's cached row map is checked against).
     row_of: Vec<u32>,
+    /// Each row's prim.
     prim_of: Vec<PrimPath>,
     /// Boxed: a merge removes from the middle, and shifting pointers is
     /// much cheaper than shifting whole versions.
