@@ -364,3 +364,42 @@ fn repeated(prims: impl Iterator<Item = PrimPath>) -> Option<PrimPath> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{AttributeMode, FloorScope, OrdinalRange, PrimMode, Stage, StageConfig, Tensor, Timeout, WriteData};
+
+    const LONG: Timeout = Timeout::from_nanos(20_000_000_000);
+
+    /// A retained query read through while its attribute's schema is
+    /// replaced every tick keeps at most one row map per column the stage
+    /// holds (each keyed by a weak reference to its column).
+    #[test]
+    fn a_query_keeps_one_row_map_per_column() {
+        let stage = Stage::with_config("row maps", StageConfig::default().with_lanes(1));
+        let list = stage.paths().create_path_list_from_strings(&["/A", "/B"]).unwrap();
+        let q = stage.query_from_path_list(list).unwrap();
+        for tick in 1..=40u64 {
+            // A new tuple width each tick: each FORCE write replaces the
+            // column with one of a schema never seen before.
+            let lanes = tick as u16;
+            let values = Tensor::rows(vec![tick as f32; 2 * usize::from(lanes)], lanes).unwrap();
+            let data = WriteData::fixed(values).with_attribute_mode(AttributeMode::Force);
+            let ops = [
+                stage.write_attribute(q, "v", tick, data, PrimMode::Upsert).unwrap(),
+                stage.advance_write_floor(tick, FloorScope::All).unwrap(),
+            ];
+            let r = stage.read_attributes(q, &["v".into()], OrdinalRange::snapshot(tick)).unwrap();
+            while stage.fetch_read_next(r.handle, LONG).unwrap().is_some() {}
+            let release = stage.release_read(r.handle).unwrap();
+            for op in ops.into_iter().chain([r.op, release]) {
+                stage.wait_ok(op, LONG).unwrap();
+                stage.release_op(op).unwrap();
+            }
+        }
+        let state = stage.inner.query(q, "test").unwrap();
+        let maps = state.ready().expect("a path-list query is resolved").row_maps.lock().unwrap().len();
+        let columns = stage.inner.all_families().iter().map(|f| f.columns().len()).sum::<usize>();
+        assert!(maps <= columns, "{maps} row maps kept for {columns} live columns");
+    }
+}
