@@ -13,19 +13,11 @@
 //!
 //! - a slot is set to (id, pending) when the op is inserted into the table,
 //!   under the table's lock, before anyone can run or complete the op;
-//! - completion moves it from (id, pending) to (id, done), and only when
-//!   the slot still holds (id, pending);
-//! - a release clears the slot when it still names the op, after the op
-//!   is out of the table, so a poll after the release finds nothing and
-//!   asks the table (which reports the id unknown).
-//!
-//! Both check with a load and write with a plain store, not a compare and
-//! swap: a locked read-modify-write costs what the rest of a poll does,
-//! and there are two per op. The only race is an op `RING_SLOTS`
-//! submissions newer taking the slot between the load and the store; the
-//! store then erases the newer op's entry, whose completion then finds
-//! the slot not naming it and leaves it: its polls go to the table. Slower
-//! for that one op, never wrong.
+//! - completion moves it from (id, pending) to (id, done) by compare and
+//!   swap, so it never overwrites a newer op's entry;
+//! - a release clears (id, done) by compare and swap, after the op is out
+//!   of the table, so a poll after the release finds nothing and asks the
+//!   table (which reports the id unknown).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -71,10 +63,7 @@ impl CompletionRing {
     pub(crate) fn done(&self, id: OpId) {
         let (slot, pending) = word(id, PENDING);
         let (_, done) = word(id, DONE);
-        let s = &self.slots[slot];
-        if s.load(Ordering::Relaxed) == pending {
-            s.store(done, Ordering::Release);
-        }
+        let _ = self.slots[slot].compare_exchange(pending, done, Ordering::Release, Ordering::Relaxed);
     }
 
     /// Forgets a released op, unless a newer op took the slot.
@@ -82,9 +71,8 @@ impl CompletionRing {
         let (slot, done) = word(id, DONE);
         let (_, pending) = word(id, PENDING);
         let s = &self.slots[slot];
-        let now = s.load(Ordering::Relaxed);
-        if now == done || now == pending {
-            s.store(0, Ordering::Relaxed);
+        if s.compare_exchange(done, 0, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+            let _ = s.compare_exchange(pending, 0, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 
