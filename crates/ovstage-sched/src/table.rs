@@ -18,8 +18,9 @@ use ovstage_types::sync::{read, write};
 /// A window this many slots long or shorter is never compacted.
 const MIN_COMPACTED_WINDOW: usize = 1024;
 
-/// Most released nodes kept for reuse.
-const NODE_POOL: usize = 256;
+/// Most released nodes kept for reuse: enough for a client that submits a
+/// batch of a thousand or two ops before waiting for and releasing them.
+const NODE_POOL: usize = 2048;
 
 pub(crate) struct OpWindow {
     /// Id of `slots[0]`.
@@ -33,9 +34,12 @@ pub(crate) struct OpWindow {
     old: BTreeMap<u64, Arc<Node>>,
     /// Unreleased ops (in `slots` and `old`).
     live: usize,
-    /// Released nodes nothing else held, reused by later insertions (under
-    /// the same lock), so a steady stream of ops allocates no nodes.
-    pool: Vec<Arc<Node>>,
+    /// Released nodes, oldest first, reused by later insertions (under the
+    /// same lock) once nothing else holds them, so a steady stream of ops
+    /// allocates no nodes. A node may still be held when it is released
+    /// (by a waiter, or by the ordering state until a later op replaces
+    /// it); by the time a later insertion reaches it, it usually is not.
+    pool: VecDeque<Arc<Node>>,
 }
 
 impl OpWindow {
@@ -47,7 +51,7 @@ impl OpWindow {
             slots: VecDeque::new(),
             old: BTreeMap::new(),
             live: 0,
-            pool: Vec::new(),
+            pool: VecDeque::new(),
         }
     }
 
@@ -68,13 +72,17 @@ impl OpWindow {
         if self.slots.is_empty() {
             self.base = raw;
         }
-        let node = match self.pool.pop() {
+        let node = match self.pool.pop_front() {
             Some(mut pooled) => match Arc::get_mut(&mut pooled) {
                 Some(slot) => {
                     slot.reset(id, job, role, tag);
                     pooled
                 }
-                None => Arc::new(Node::new(id, job, role, tag)),
+                None => {
+                    // Still held: it waits its turn again.
+                    self.pool.push_back(pooled);
+                    Arc::new(Node::new(id, job, role, tag))
+                }
             },
             None => Arc::new(Node::new(id, job, role, tag)),
         };
@@ -101,7 +109,7 @@ impl OpWindow {
     }
 
     /// Removes a released op; true when it was live. Its node goes to the
-    /// pool when nothing else holds it (a waiter may still).
+    /// pool while the pool has room, held elsewhere or not (see `pool`).
     pub(crate) fn remove(&mut self, id: OpId) -> bool {
         let node = match id.get().checked_sub(self.base) {
             Some(idx) => usize::try_from(idx).ok().and_then(|idx| self.slots.get_mut(idx)).and_then(Option::take),
@@ -111,10 +119,10 @@ impl OpWindow {
             self.slots.pop_front();
             self.base += 1;
         }
-        let Some(mut node) = node else { return false };
+        let Some(node) = node else { return false };
         self.live -= 1;
-        if self.pool.len() < NODE_POOL && Arc::get_mut(&mut node).is_some() {
-            self.pool.push(node);
+        if self.pool.len() < NODE_POOL {
+            self.pool.push_back(node);
         }
         true
     }
@@ -210,6 +218,8 @@ mod tests {
         drop(held);
         // Everything a completed op leaves in its node.
         let other = insert(&mut w);
+        assert_eq!(Arc::as_ptr(&other), a_ptr, "reused once its last holder let go");
+        assert!(other.failure.get().is_none() && other.load_state() == state::WAITING, "and reset");
         b.state.store(state::FAILED, std::sync::atomic::Ordering::Release);
         let _ = b.failure.set(Failure::from(Error::internal("boom")));
         let _ = b.take_job();
@@ -230,6 +240,23 @@ mod tests {
         assert!(c.failure.get().is_none() && c.take_job().is_some(), "fresh failure and job");
         assert!(c.deps().is_empty() && c.dependents.lock().unwrap().is_empty(), "no edges of the old op");
         assert!(c.role.is_some() && c.tag.is_none(), "the new op's role and tag");
+    }
+
+    /// A client that submits a batch, then waits for and releases all of
+    /// it, gets the batch's nodes back for its next batch.
+    #[test]
+    fn a_batch_of_released_ops_is_reused_by_the_next_batch() {
+        let mut w = OpWindow::starting_at(OpId::from_raw(1).unwrap());
+        let batch = NODE_POOL - 48;
+        let first: Vec<Arc<Node>> = (0..batch).map(|_| insert(&mut w)).collect();
+        let ptrs: std::collections::HashSet<*const Node> = first.iter().map(Arc::as_ptr).collect();
+        // Released while the client still holds them (as a waiter would).
+        for n in &first {
+            assert!(w.remove(n.id));
+        }
+        drop(first);
+        let second: Vec<Arc<Node>> = (0..batch).map(|_| insert(&mut w)).collect();
+        assert!(second.iter().all(|n| ptrs.contains(&Arc::as_ptr(n))), "every node of the second batch is reused");
     }
 
     #[test]
