@@ -199,6 +199,10 @@ pub(crate) struct Family {
     /// [`Column::last_change`]): lets a change read skip an attribute that
     /// did not change in its range with one load.
     last_change: AtomicU64,
+    /// The last change of the newest column dropped by
+    /// [`Family::retire_dead_columns`] (0: none): reads reaching back to it
+    /// would miss that column's history, so they are out of range.
+    retired_through: AtomicU64,
     /// Ordinals of this family's mutations submitted and not yet run.
     pub(crate) pending: PendingOrdinals,
     /// Changed under the scheduler's ordering lock.
@@ -216,6 +220,7 @@ impl Family {
             own_floor_committed: AtomicU64::new(0),
             columns: RwLock::new(Vec::new()),
             last_change: AtomicU64::new(0),
+            retired_through: AtomicU64::new(0),
             pending: PendingOrdinals::default(),
             unsealed: Mutex::new(UnsealedLog::default()),
         }
@@ -261,6 +266,65 @@ impl Family {
         let _ = c.adopt_semantic(semantic);
         columns.push(c.clone());
         c
+    }
+
+    /// Drops the columns that hold nothing a retained read can see (see
+    /// [`ColumnGuard::dead_through`] at the trim `bound`), keeping at least
+    /// one column, so a loop that replaces an attribute's schema with ever
+    /// new ones (a new tuple width each tick) holds a bounded number of
+    /// columns instead of one per schema it ever wrote. Reads that reach
+    /// back to a dropped column's last change are out of range
+    /// ([`Family::retired_through`]). Called after a trim; does nothing
+    /// while a mutation of the family (or of every attribute) is pending,
+    /// since it may publish into a column it already holds. A mutation
+    /// admitted later registers as pending before it looks for its column,
+    /// and looks under the column list's lock, which this holds while it
+    /// checks and drops, so it finds the column dropped and makes a new one.
+    ///
+    /// [`ColumnGuard::dead_through`]: crate::store::column::ColumnGuard::dead_through
+    pub(crate) fn retire_dead_columns(&self, bound: u64, pending_all: &PendingOrdinals) {
+        // World matrices are published by the floor advance itself, not by
+        // admitted mutations; their few columns stay.
+        if self.is_transform || read(&self.columns).len() < 2 {
+            return;
+        }
+        // Checked without the list's lock: a column lock is never taken
+        // under it here, whatever order other paths take the two in.
+        let dead: SmallVec<[(Arc<Column>, u64); 2]> = self
+            .columns()
+            .into_iter()
+            .filter_map(|c| {
+                let last = c.lock().dead_through(bound)?;
+                Some((c, last))
+            })
+            .collect();
+        if dead.is_empty() {
+            return;
+        }
+        let mut columns = write(&self.columns);
+        if !self.pending.is_empty() || !pending_all.is_empty() {
+            return;
+        }
+        let mut retired = 0;
+        for (column, last) in dead {
+            // Nothing was published into it since it was checked: a
+            // publish raises its last change above `bound`, beyond `last`.
+            if columns.len() < 2 || column.last_change() > last {
+                continue;
+            }
+            if let Some(i) = columns.iter().position(|c| Arc::ptr_eq(c, &column)) {
+                columns.remove(i);
+                retired = retired.max(last);
+            }
+        }
+        self.retired_through.fetch_max(retired, Ordering::AcqRel);
+    }
+
+    /// The last change of the newest dropped column (0: none dropped): a
+    /// snapshot below it or a change read starting at or below it would
+    /// miss that column's history.
+    pub(crate) fn retired_through(&self) -> u64 {
+        self.retired_through.load(Ordering::Acquire)
     }
 
     pub(crate) fn raise_submitted(&self, ordinal: u64) {

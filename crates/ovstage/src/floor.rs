@@ -261,6 +261,7 @@ impl StageInner {
             for column in family.columns() {
                 column.lock().trim(bound);
             }
+            family.retire_dead_columns(bound, &self.floors.pending_all);
         }
     }
 }

@@ -125,6 +125,10 @@ impl QueryState {
             return c.map.clone();
         }
         let map = guard.row_map(&r.prims);
+        // Maps of columns the stage dropped (a replaced schema's, see
+        // `Family::retire_dead_columns`) go with the next map built: a
+        // rebuild walks every prim anyway, and the cache holds a few.
+        cache.retain(|_, c| c.column.strong_count() > 0);
         cache.insert(id, CachedRowMap { column: Arc::downgrade(column), rows, map: map.clone() });
         map
     }

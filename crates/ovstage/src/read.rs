@@ -250,7 +250,9 @@ impl StageInner {
         if end < frontier {
             for r in &requested {
                 let Requested::Column(f, _) = r else { continue };
-                if f.columns().iter().all(|c| c.lock().unchanged_between(end, frontier)) {
+                // A dropped column (see `Family::retire_dead_columns`) last
+                // changed at or below the frontier: its history is gone too.
+                if end >= f.retired_through() && f.columns().iter().all(|c| c.lock().unchanged_between(end, frontier)) {
                     continue;
                 }
                 return Err(Error::new(
@@ -373,6 +375,14 @@ impl StageInner {
                 && !family.changed_since(start.get())
             {
                 continue;
+            }
+            if let OrdinalRange::Changes { start, .. } = range
+                && family.retired_through() > 0
+                && start.get() <= family.retired_through()
+            {
+                // A dropped column's last changes (its cells' ends) were in
+                // the range, and it is gone.
+                return Err(trimmed(family, start.get(), family.retired_through() + 1));
             }
             let floor = Ordinal(self.floors.committed(family));
             for column in family.columns() {
@@ -716,16 +726,22 @@ impl GroupCtx<'_> {
     }
 
     fn trimmed(&self, at: u64, oldest: u64) -> Error {
-        Error::new(
-            Status::OutOfRange,
-            format!(
-                "{CALL}: values at {} are no longer retained (history of this attribute starts at {oldest}; see get_oldest_preserved_ordinal)",
-                Ordinal(at)
-            ),
-        )
-        .with_attribute(&*self.family.name_text)
-        .with_ordinal(at)
+        trimmed(self.family, at, oldest)
     }
+}
+
+/// `OUT_OF_RANGE` for a read at `at` of `family`, whose history starts at
+/// `oldest`.
+fn trimmed(family: &Family, at: u64, oldest: u64) -> Error {
+    Error::new(
+        Status::OutOfRange,
+        format!(
+            "{CALL}: values at {} are no longer retained (history of this attribute starts at {oldest}; see get_oldest_preserved_ordinal)",
+            Ordinal(at)
+        ),
+    )
+    .with_attribute(&*family.name_text)
+    .with_ordinal(at)
 }
 
 enum Selected {

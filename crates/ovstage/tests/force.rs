@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use ovstage::{
     AttributeMode, AttributeWrite, DType, GroupKind, MapDesc, OrdinalRange, PrimMode, QueryHandle, Selection, Semantic,
-    Stage, Status, Tensor, Timeout, WriteData,
+    Stage, StageConfig, Status, Tensor, Timeout, WriteData,
 };
 
 /// One group of a read: tombstones or values, element type, array or
@@ -317,4 +317,108 @@ fn a_masked_forcing_write_replaces_only_the_selected_prims() {
     // The unselected prims keep the old schema.
     let latest = seen(&s, all, "s", OrdinalRange::LATEST);
     assert_eq!(latest[1].rows, vec![(1, vec![2.]), (3, vec![4.])]);
+}
+
+/// `width` lanes of `value` per prim of `prims`, forcing the schema.
+fn wide(prims: usize, width: u16, value: f32) -> WriteData {
+    force(WriteData::fixed(Tensor::rows(vec![value; prims * usize::from(width)], width).unwrap()))
+}
+
+/// A loop that replaces an attribute's schema every tick (a new tuple
+/// width each time) holds a bounded number of columns: once the retention
+/// frontier has passed a schema's last cells, its column goes. Reads inside
+/// the window stay exact, and a change read reaching back to a dropped
+/// column's last change is out of range rather than silently missing its
+/// tombstones.
+#[test]
+fn replaced_schemas_are_dropped_once_the_frontier_passes_them() {
+    let s = Stage::with_config("force loop", StageConfig::default().with_lanes(2).with_history_depth(3));
+    let q = query(&s, &["/A", "/B"]);
+    let ticks = 40u64;
+    let mut columns = Vec::new();
+    for t in 1..=ticks {
+        let ops = [write(&s, q, "x", t, wide(2, t as u16, t as f32)), seal(&s, t)];
+        for op in ops {
+            wait(&s, op);
+            s.release_op(op).unwrap();
+        }
+        columns.push(s.stats().columns);
+    }
+    let most = *columns.iter().max().unwrap();
+    assert!(most <= 6, "columns held per tick: {columns:?}");
+    let frontier = {
+        let h = s.get_oldest_preserved_ordinal().unwrap();
+        s.fetch_ordinal(h.handle, LONG).unwrap().get()
+    };
+    assert_eq!(frontier, ticks - 3);
+    // Every snapshot inside the window: its tick's width and value.
+    for t in frontier..=ticks {
+        let groups = read_groups(&s, q, "x", OrdinalRange::snapshot(t)).unwrap();
+        let got: Vec<(usize, u16, Vec<f32>)> = groups
+            .iter()
+            .map(|g| {
+                let rows = g.rows::<f32>().unwrap();
+                (g.len(), rows[0].1.len() as u16, rows.iter().flat_map(|r| r.1.iter().copied()).collect())
+            })
+            .collect();
+        assert_eq!(got, vec![(2, t as u16, vec![t as f32; 2 * t as usize])], "snapshot at {t}");
+    }
+    // Changes since the frontier: the newest write and the tombstones it
+    // left in the previous schema's column (still held).
+    let since = seen(&s, q, "x", OrdinalRange::changes(ticks, ticks).unwrap());
+    assert_eq!(since.len(), 2, "{since:?}");
+    assert!(since[0].rows.len() == 2 && !since[0].deleted && since[1].deleted, "{since:?}");
+    // Reaching back past a dropped column's last change: out of range.
+    let err = read_groups(&s, q, "x", OrdinalRange::changes(2u64, ticks).unwrap()).unwrap_err();
+    assert_eq!((err.status(), err.context().attribute.as_deref()), (Status::OutOfRange, Some("x")));
+    let err = s.read_attributes(q, &["x".into()], OrdinalRange::snapshot(5u64)).unwrap_err();
+    assert_eq!(err.status(), Status::OutOfRange);
+    // A schema dropped earlier can be written again: a new column.
+    wait(&s, write(&s, q, "x", ticks + 1, wide(2, 1, -1.)));
+    wait(&s, seal(&s, ticks + 1));
+    let latest = seen(&s, q, "x", OrdinalRange::LATEST);
+    assert_eq!(latest, vec![values(DType::F32, false, Semantic::None, ticks + 1, &[(0, &[-1.]), (1, &[-1.])])]);
+}
+
+/// Deleting an attribute from every prim keeps its last column (the
+/// attribute still exists, with that schema), and a pending mutation of the
+/// attribute (here a map session, open while the frontier passes the dead
+/// column) keeps every column until it has run.
+#[test]
+fn an_attribute_deleted_everywhere_keeps_one_column() {
+    let s = Stage::with_config("deleted", StageConfig::default().with_lanes(2).with_history_depth(1));
+    let q = query(&s, &["/A", "/B"]);
+    wait(&s, write(&s, q, "x", 1, ints(&[1, 2])));
+    wait(&s, write(&s, q, "x", 2, force(scalars(&[3., 4.]))));
+    wait(&s, s.delete_attributes(q, &["x".into()], 3u64).unwrap());
+    let map = s.map_attribute(q, MapDesc::new("x", DType::F32), 20u64, None).unwrap();
+    for t in 1..=8u64 {
+        wait(&s, seal(&s, t));
+    }
+    assert_eq!(s.stats().columns, 2, "nothing goes while the session is pending");
+    let mut g = s.fetch_map_next(map.handle, Timeout::INFINITE).unwrap().unwrap();
+    g.values_mut::<f32>(0).unwrap().copy_from_slice(&[5., 6.]);
+    wait(&s, s.unmap_attribute(map.handle, [g]).unwrap());
+    for t in 20..=22u64 {
+        wait(&s, seal(&s, t));
+    }
+    assert_eq!(s.stats().columns, 1, "the i32 column went, the f32 one stays");
+    assert_eq!(
+        seen(&s, q, "x", OrdinalRange::LATEST),
+        vec![values(DType::F32, false, Semantic::None, 20, &[(0, &[5.]), (1, &[6.])])]
+    );
+    // Deleted everywhere again: the last column stays, and its schema is
+    // the attribute's (written again without forcing, it is accepted).
+    wait(&s, s.delete_attributes(q, &["x".into()], 23u64).unwrap());
+    for t in 23..=26u64 {
+        wait(&s, seal(&s, t));
+    }
+    assert_eq!(s.stats().columns, 1);
+    assert!(seen(&s, q, "x", OrdinalRange::LATEST).is_empty());
+    wait(&s, write(&s, q, "x", 27, scalars(&[7., 8.])));
+    wait(&s, seal(&s, 27));
+    assert_eq!(
+        seen(&s, q, "x", OrdinalRange::LATEST),
+        vec![values(DType::F32, false, Semantic::None, 27, &[(0, &[7.]), (1, &[8.])])]
+    );
 }

@@ -1046,6 +1046,23 @@ impl ColumnGuard<'_> {
         }
     }
 
+    /// The ordinal of the column's last change when, as far as snapshots
+    /// at or above `bound` go, it holds nothing: no version above `bound`
+    /// and no row live in the one version it keeps (after [`trim`]), or
+    /// no version at all (0 then). `None` otherwise.
+    ///
+    /// [`trim`]: ColumnGuard::trim
+    pub(crate) fn dead_through(&self, bound: u64) -> Option<u64> {
+        match self.state.versions.len() {
+            0 => Some(0),
+            1 => {
+                let v = &self.state.versions[0];
+                (v.ordinal < bound && v.image.as_ref().is_some_and(|i| i.live.is_empty())).then_some(v.ordinal)
+            }
+            _ => None,
+        }
+    }
+
     /// Number of retained versions and their distinct buffer bytes.
     pub(crate) fn retained(&self) -> (usize, usize) {
         let mut bytes = 0;
