@@ -1,7 +1,7 @@
 //! Reads: snapshot and change-range reads producing zero-copy groups.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use ovstage_sched::{Failure, Job, OpSpec, Order};
 use ovstage_types::{
@@ -141,13 +141,17 @@ impl Stage {
         // nested results copied it a dozen times).
         let mut group = None;
         let served = self.inner.reads.with_mut(read.get(), |state| {
-            state.outcome.get().map(|outcome| match outcome {
-                Ok(()) => {
-                    group = lock(&state.groups).pop_front();
-                    Ok(())
-                }
-                Err(e) => Err(e.clone()),
-            })
+            match state.outcome.get()? {
+                Ok(()) => {}
+                Err(e) => return Some(Err(e.clone())),
+            }
+            group = match Arc::get_mut(state) {
+                // The job has let go of the state (it usually has, once its
+                // outcome is set): no lock needed.
+                Some(owned) => owned.groups.get_mut().unwrap_or_else(PoisonError::into_inner).pop_front(),
+                None => lock(&state.groups).pop_front(),
+            };
+            Some(Ok(()))
         });
         match served {
             Some(Some(Ok(()))) => Ok(group),
@@ -278,21 +282,23 @@ impl StageInner {
         let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key).labelled("read_attributes");
         let cells = q.ready().map_or(usize::MAX, |r| read_cells(r.prims.len(), &requested, range));
         let spec = if cells <= INLINE_READ_CELLS { spec.on_submitter_when_ready() } else { spec };
-        let (owner, job_state, job_query) = (self.clone(), state.clone(), q.clone());
-        let op = self.sched.submit_with(&spec, || -> Result<Job> {
+        let (owner, job_state) = (self.clone(), state.clone());
+        // The query and the families move into the job (each reference
+        // taken once per read, not cloned again).
+        let op = self.sched.submit_with(&spec, move || -> Result<Job> {
             // What to read is decided under the ordering lock, against the
             // submitted floors and unsealed changes as of this submission,
             // and travels in the job.
             let mut chosen = ReadTargets::with_capacity(requested.len());
-            for r in &requested {
+            for r in requested {
                 let (f, label) = match r {
                     Requested::Derived(reserved, token) => {
-                        chosen.push(ReadTarget::Derived { reserved: *reserved, token: *token });
+                        chosen.push(ReadTarget::Derived { reserved, token });
                         continue;
                     }
-                    Requested::Column(f, label) => (f, *label),
+                    Requested::Column(f, label) => (f, label),
                 };
-                let floor = self.floors.submitted(f);
+                let floor = self.floors.submitted(&f);
                 if end > floor {
                     let bits = q.prim_bits().map(Arc::as_ref);
                     let hit = f
@@ -315,10 +321,10 @@ impl StageInner {
                         });
                     }
                 }
-                chosen.push(ReadTarget::Column { family: f.clone(), label, end: end.min(floor) });
+                chosen.push(ReadTarget::Column { family: f, label, end: end.min(floor) });
             }
             Ok(Box::new(move || {
-                let mut result = owner.run_read(&job_query, &chosen, range);
+                let mut result = owner.run_read(&q, &chosen, range);
                 if let Ok(groups) = &mut result
                     && let Some(prepare) = owner.preparer.get()
                 {
