@@ -3,6 +3,9 @@
 //! Hierarchy is implied by paths: a prim's parent is the prim at its parent
 //! path, when that prim exists (no ancestor is created implicitly).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use ovstage_types::PrimPath;
 
 #[derive(Default, Clone)]
@@ -21,9 +24,11 @@ pub(crate) struct PrimTable {
     live: usize,
     /// Bumped whenever a prim stops being live.
     removals: u64,
-    /// Bumped whenever a prim is created or removed (cached filter
-    /// results are valid while it stays the same).
-    generation: u64,
+    /// Bumped (under the table's lock) whenever a prim is created or
+    /// removed: cached filter results are valid while it stays the same.
+    /// Shared, so it is read without the table's lock (see
+    /// [`PrimTable::generation_counter`]).
+    generation: Arc<AtomicU64>,
 }
 
 fn index(p: PrimPath) -> usize {
@@ -52,7 +57,7 @@ impl PrimTable {
         slot.live = true;
         slot.parent = parent;
         self.live += 1;
-        self.generation += 1;
+        self.bump_generation();
         if let Some(parent) = parent {
             self.slot_mut(parent).children.push(p);
         }
@@ -68,7 +73,7 @@ impl PrimTable {
         let parent = slot.parent;
         self.live -= 1;
         self.removals += 1;
-        self.generation += 1;
+        self.bump_generation();
         if let Some(parent) = parent {
             self.slot_mut(parent).children.retain(|c| *c != p);
         }
@@ -122,8 +127,21 @@ impl PrimTable {
     }
 
     /// Changes whenever the live prims or the hierarchy change.
+    #[cfg(test)]
     pub(crate) fn generation(&self) -> u64 {
-        self.generation
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// The generation, readable without the table's lock (a filter
+    /// query's cache check reads it twice per query).
+    pub(crate) fn generation_counter(&self) -> Arc<AtomicU64> {
+        self.generation.clone()
+    }
+
+    /// A load and a store, not a read-modify-write: only holders of the
+    /// table's lock change it.
+    fn bump_generation(&self) {
+        self.generation.store(self.generation.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
 
     pub(crate) fn live_count(&self) -> usize {

@@ -33,6 +33,8 @@ pub(crate) struct StageInner {
     pub(crate) sched: Scheduler,
     pub(crate) families: RwLock<FamilyMap>,
     pub(crate) prims: Mutex<PrimTable>,
+    /// The prim table's generation, read without its lock.
+    pub(crate) prims_generation: Arc<AtomicU64>,
     pub(crate) floors: Floors,
     pub(crate) queries: HandleTable<Arc<QueryState>>,
     /// Filter-query results reused while nothing structural changes.
@@ -129,6 +131,7 @@ impl Stage {
                 config.lanes.count()
             ),
         );
+        let prims = PrimTable::default();
         Stage {
             inner: Arc::new(StageInner {
                 name,
@@ -139,7 +142,8 @@ impl Stage {
                 type_names: Mutex::new(HashMap::default()),
                 sched,
                 families: RwLock::new(FamilyMap::default()),
-                prims: Mutex::new(PrimTable::default()),
+                prims_generation: prims.generation_counter(),
+                prims: Mutex::new(prims),
                 floors: Floors::default(),
                 queries: HandleTable::new(),
                 query_cache: QueryCache::default(),

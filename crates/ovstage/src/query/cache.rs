@@ -17,6 +17,7 @@
 //! the evaluation takes that lock after reading them).
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use ovstage_types::{Result, Token};
 use smallvec::SmallVec;
@@ -53,7 +54,7 @@ impl CacheEntry {
 impl StageInner {
     /// The counters structural changes move, read now.
     fn stamp(&self) -> Stamp {
-        let prims = lock(&self.prims).generation();
+        let prims = self.prims_generation.load(Ordering::Acquire);
         let families = read(&self.families);
         let mut columns = SmallVec::new();
         for family in &families.all {
