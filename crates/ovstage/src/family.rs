@@ -92,6 +92,10 @@ impl PendingOrdinals {
 
     pub(crate) fn lowest(&self) -> Option<u64> {
         match self.lowest.load(Ordering::Acquire) {
+            // Nothing pending, the usual case for whole-stage mutations:
+            // no lock (the total is published after the lowest, so a
+            // racing addition shows as a total above 0 and takes the lock).
+            u64::MAX if self.total.load(Ordering::Acquire) == 0 => None,
             u64::MAX => self.lock().first(),
             lowest => Some(lowest),
         }
@@ -242,6 +246,17 @@ impl Family {
     /// called by the one commit path right after the publish.
     pub(crate) fn published(&self, ordinal: u64) {
         self.last_change.fetch_max(ordinal, Ordering::Release);
+    }
+
+    /// Whether a write of `storage` and `semantic` lands in the family's
+    /// one column (or makes its first) with no schema conflict possible:
+    /// at most one column, and it fits.
+    pub(crate) fn fits_its_only_column(&self, storage: Storage, semantic: Semantic) -> bool {
+        match &read(&self.columns)[..] {
+            [] => true,
+            [only] => only.storage == storage && only.semantic_fits(semantic),
+            _ => false,
+        }
     }
 
     pub(crate) fn has_columns(&self) -> bool {

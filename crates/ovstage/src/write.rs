@@ -267,7 +267,12 @@ impl StageInner {
         }
         // Schema conflicts provable from committed state (nothing pending on
         // the attribute could change it) are reported now.
-        if entry.family.pending.is_empty() && self.floors.pending_all.is_empty() {
+        // None can arise when the attribute has at most one column and the
+        // write fits it (the usual case): no plan is built then.
+        if entry.family.pending.is_empty()
+            && self.floors.pending_all.is_empty()
+            && !entry.family.fits_its_only_column(entry.storage, entry.semantic)
+        {
             self.plan_schema(&entry.family, entry.storage, entry.semantic, mode, entry.targets(q).list(), ctx)?;
         }
         Ok(entry)
