@@ -444,3 +444,76 @@ fn a_snapshot_below_a_dropped_columns_last_change_is_out_of_range() {
     // still served below the frontier.
     assert_eq!(seen(&s, ab, "x", OrdinalRange::snapshot(3u64)).len(), 1);
 }
+
+/// A producer replacing the schema every tick without waiting (writes and
+/// seals pipelined, so mutations are often pending while the trim looks
+/// for dead columns), beside a reader of the newest sealed values: every
+/// read is one tick's values in that tick's width, never a torn or lost
+/// one (or, when the frontier passed its ordinal before it ran, out of
+/// range), and dead columns go.
+#[test]
+fn schema_replacement_under_a_concurrent_reader() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    const TICKS: u64 = 400;
+    let width = |t: u64| (t % 5 + 1) as u16;
+    let s = Stage::with_config("force stress", StageConfig::default().with_lanes(2).with_history_depth(2));
+    let q = query(&s, &["/A", "/B"]);
+    let (done, sealed, reads) = (AtomicBool::new(false), AtomicU64::new(0), AtomicU64::new(0));
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
+            let mut served = 0u32;
+            while !done.load(Ordering::Acquire) {
+                let at = sealed.load(Ordering::Acquire);
+                let got = read_groups(&s, q, "x", OrdinalRange::snapshot(at));
+                reads.fetch_add(1, Ordering::Release);
+                let groups = match got {
+                    Ok(groups) => groups,
+                    Err(e) if e.status() == Status::OutOfRange => continue,
+                    Err(e) => panic!("read at {at}: {e}"),
+                };
+                if at == 0 {
+                    assert!(groups.is_empty());
+                    continue;
+                }
+                assert_eq!(groups.len(), 1, "both prims in one schema at {at}");
+                let rows = groups[0].rows::<f32>().unwrap();
+                assert_eq!(rows.len(), 2);
+                for (_, row) in &rows {
+                    assert_eq!(row.len(), usize::from(width(at)), "tick {at} in its width");
+                    assert!(row.iter().all(|v| *v as u64 == at), "tick {at}'s values: {row:?}");
+                }
+                served += 1;
+            }
+            served
+        });
+        let mut pending = Vec::new();
+        for t in 1..=TICKS {
+            pending.push(write(&s, q, "x", t, wide(2, width(t), t as f32)));
+            pending.push(seal(&s, t));
+            if t % 8 == 0 {
+                for op in pending.drain(..) {
+                    wait(&s, op);
+                    s.release_op(op).unwrap();
+                }
+                sealed.store(t, Ordering::Release);
+                // Paced by the reader: it reads between every batch.
+                let before = reads.load(Ordering::Acquire);
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                while reads.load(Ordering::Acquire) < before + 2 && std::time::Instant::now() < deadline {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        for op in pending.drain(..) {
+            wait(&s, op);
+            s.release_op(op).unwrap();
+        }
+        done.store(true, Ordering::Release);
+        let served = reader.join().unwrap();
+        assert!(served >= 25, "the reader was served {served} times");
+    });
+    let latest = seen(&s, q, "x", OrdinalRange::LATEST);
+    assert_eq!(latest.len(), 1);
+    assert_eq!(latest[0].ordinal, TICKS);
+    assert!(s.stats().columns < 5, "dead columns went: {}", s.stats().columns);
+}
