@@ -328,11 +328,24 @@ impl StageInner {
         let spec = if few { spec.on_submitter_when_ready() } else { spec };
         let targets = Targets::whole(&q);
         // The session keeps its ticket (its ordinal stays pending: nothing
-        // merges past it) until the commit ending it has run.
-        let op = self.submit_mutation(&spec, Reach::Families(&[(&family, &targets)]), ordinal, CALL, |ticket| {
-            lock(&state.session).ticket = Some(ticket);
-            job
-        })?;
+        // merges past it) until the commit ending it has run. A conflict
+        // found at admission is the setup's error: fetches report it even
+        // once the op is released.
+        let conflicted = state.clone();
+        let reach = Reach::Families(&[(&family, &targets)]);
+        let op = self.submit_mutation_or(
+            &spec,
+            reach,
+            ordinal,
+            CALL,
+            |ticket| {
+                lock(&state.session).ticket = Some(ticket);
+                job
+            },
+            move |e| {
+                let _ = conflicted.setup.set(Err(e.clone()));
+            },
+        )?;
         state.op.set(op);
         let raw = self.maps.insert_with(|_| state);
         Ok(Enqueued { handle: MapHandle::from_raw(raw).expect("never 0"), op })

@@ -208,9 +208,28 @@ impl StageInner {
         call: &'static str,
         job: impl FnOnce(Ticket) -> Job,
     ) -> Result<OpId> {
+        self.submit_mutation_or(spec, reach, ordinal, call, job, |_| {})
+    }
+
+    /// [`StageInner::submit_mutation`], with `conflicted` called by the op
+    /// when it fails with an ordinal conflict, before it completes (a map
+    /// session keeps the error as its setup's, so a fetch reports it after
+    /// the op is released).
+    pub(crate) fn submit_mutation_or(
+        &self,
+        spec: &OpSpec,
+        reach: Reach<'_>,
+        ordinal: u64,
+        call: &'static str,
+        job: impl FnOnce(Ticket) -> Job,
+        conflicted: impl FnOnce(&Error) + Send + 'static,
+    ) -> Result<OpId> {
         self.sched.submit_with(spec, || match self.admit(reach, ordinal, call) {
             Ok(ticket) => Ok(job(ticket)),
-            Err(e) if e.kind() == ErrorKind::OrdinalConflict => Ok(Box::new(move || Err(Failure::from(e))) as Job),
+            Err(e) if e.kind() == ErrorKind::OrdinalConflict => Ok(Box::new(move || {
+                conflicted(&e);
+                Err(Failure::from(e))
+            }) as Job),
             Err(e) => Err(e),
         })
     }

@@ -124,3 +124,24 @@ fn maps_order_like_writes_at_their_ordinal() {
     let changes = read_f32(&s, q, "x", OrdinalRange::changes(1u64, 1u64).unwrap()).unwrap();
     assert_eq!(changes.0.len(), 1);
 }
+
+/// A session whose ordinal conflicts with a change already accepted fails
+/// when its op runs; fetching from it reports that conflict, also after
+/// its op was waited for and released (found by the `op_sequence` fuzz
+/// target: the fetch reported INTERNAL once the op was released).
+#[test]
+fn a_conflicting_session_reports_its_conflict_after_its_op_is_released() {
+    let s = stage(2);
+    let q = query(&s, &["/A", "/B"]);
+    wait(&s, write(&s, q, "x", 5, scalars(&[1., 2.])));
+    let map = s.map_attribute(q, MapDesc::existing("x"), 3u64, None).unwrap();
+    let cause = s.wait_ok(map.op, LONG).unwrap_err();
+    assert!(cause.message().contains("ordinal conflict"), "{cause}");
+    let before = s.fetch_map_next(map.handle, Timeout::INFINITE).unwrap_err();
+    assert_eq!((before.status(), before.message()), (cause.status(), cause.message()));
+    s.release_op(map.op).unwrap();
+    for timeout in [Timeout::POLL, Timeout::INFINITE] {
+        let after = s.fetch_map_next(map.handle, timeout).unwrap_err();
+        assert_eq!((after.status(), after.message()), (cause.status(), cause.message()), "{after}");
+    }
+}
