@@ -4,7 +4,7 @@
 //! The input is a program: a first byte choosing one or two instances,
 //! then up to 256 ops, each a byte (`op % 20`, instance `op >> 5`)
 //! followed by its arguments. Ops: writes (dense, sparse through an index
-//! map or a mask, per-row arrays), deletes, floor advances (global or per
+//! map or a mask, per-row arrays; some forcing a schema replacement), deletes, floor advances (global or per
 //! attribute), reads with fetch and release, map sessions (fetch, fill,
 //! commit a group or the session), path-list and filter queries with their
 //! results, waits, releases, ordinal queries, and every release or use of
@@ -199,6 +199,14 @@ impl World<'_> {
             data.count = count;
         }
         let mode = ovstage_prim_mode_t(self.r.below(3) as u32);
+        // One write in four replaces a differing schema (lanes, kind)
+        // instead of being refused: replaced schemas' columns are dropped
+        // once the retention frontier passes them.
+        if self.r.below(4) == 0 {
+            data.attribute_mode = ovstage_attribute_mode_t(
+                ovstage_abi::api_types::values::ovstage_attribute_mode_t::OVSTAGE_ATTRIBUTE_MODE_FORCE as u32,
+            );
+        }
         let inst = &self.insts[i];
         inst.mark();
         // SAFETY: a live instance; the payload's memory is kept until the
