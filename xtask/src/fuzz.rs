@@ -88,6 +88,12 @@ pub(crate) fn run_target(bin: &Path, target: &str, seconds: u64) -> Result<(), S
     println!("==> fuzz {target} for {seconds}s");
     let mut cmd = Command::new(bin.join(target));
     cmd.env("ASAN_OPTIONS", crate::asan::ASAN_OPTIONS)
+        // No reserve of freed large buffers, so no reaper thread: one that
+        // an input starts can be exiting while libFuzzer's leak check of
+        // that input runs, which reports its thread state as leaked (a
+        // false positive a 4-minute `dlpack_intake` run hit; the input
+        // alone does not reproduce it). The reserve has unit tests.
+        .env("OVSTAGE_RESERVE_MB", "0")
         .arg(format!("-max_total_time={seconds}"))
         .args(LIMITS)
         // A trailing slash: libFuzzer prepends the prefix to the file name.
