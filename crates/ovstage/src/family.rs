@@ -254,7 +254,7 @@ impl Family {
     pub(crate) fn fits_its_only_column(&self, storage: Storage, semantic: Semantic) -> bool {
         match &read(&self.columns)[..] {
             [] => true,
-            [only] => only.storage == storage && only.semantic_fits(semantic),
+            [only] => only.fits(storage, semantic),
             _ => false,
         }
     }

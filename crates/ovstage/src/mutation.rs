@@ -406,7 +406,7 @@ impl StageInner {
     ) -> Result<SchemaPlan> {
         let force = mode == AttributeMode::Force;
         let columns = family.columns();
-        let fits = |c: &Column| c.storage == storage && c.semantic_fits(semantic);
+        let fits = |c: &Column| c.fits(storage, semantic);
         let mut replaced: Vec<(Arc<Column>, Rows)> = Vec::new();
         for column in columns.iter().filter(|c| !fits(c)) {
             let guard = column.lock();

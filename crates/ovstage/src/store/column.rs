@@ -419,10 +419,11 @@ impl Column {
         }
     }
 
-    /// Whether a write with `semantic` fits this column's role.
-    pub(crate) fn semantic_fits(&self, semantic: Semantic) -> bool {
+    /// Whether a write of `storage` with `semantic` fits this column: the
+    /// same storage, and a role it fits.
+    pub(crate) fn fits(&self, storage: Storage, semantic: Semantic) -> bool {
         let current = self.semantic();
-        semantic == Semantic::None || current == Semantic::None || current == semantic
+        self.storage == storage && (semantic == Semantic::None || current == Semantic::None || current == semantic)
     }
 
     pub(crate) fn lock(&self) -> ColumnGuard<'_> {
