@@ -732,6 +732,22 @@ pub unsafe fn tensors(
     sync: CudaSync,
     what: &dyn Display,
 ) -> Result<SmallVec<[Tensor; 1]>> {
+    if inputs.len() == 1 {
+        // The usual payload: one tensor, without the lists and the
+        // collect below (about 500 instructions of a small write).
+        let (t, owner, name) = inputs.get(0, what);
+        // SAFETY: forwarded.
+        let mut c = unsafe { check(t, sync, name) }?;
+        if c.bytes_at.on_device() {
+            // SAFETY: forwarded.
+            unsafe { stage_all(&mut [(&mut c, &name as &dyn Display)], sync) }?;
+        }
+        // SAFETY: forwarded; staged above when on a device.
+        let tensor = unsafe { finish(c, t, owner, bound, name) }?;
+        let mut one = SmallVec::new();
+        one.push(tensor);
+        return Ok(one);
+    }
     let mut checked: SmallVec<[Checked; 1]> = SmallVec::with_capacity(inputs.len());
     for i in 0..inputs.len() {
         let (t, _, name) = inputs.get(i, what);

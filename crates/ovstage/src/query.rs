@@ -22,7 +22,7 @@ use crate::api::{AttrRef, Enqueued};
 use crate::family::prim_bit;
 use crate::metadata::Reserved;
 use crate::stage::{Stage, StageInner, lock};
-use crate::state::{CachedRowMap, FilterKey, OpCell, QueryState, Resolved, Test};
+use crate::state::{CachedRowMap, FilterKey, FilterScope, FilterTests, OpCell, QueryState, Resolved, Test};
 use crate::store::column::{Column, ColumnGuard, RowMap};
 use crate::store::rows::RowSet;
 
@@ -190,6 +190,13 @@ fn canonical<T: Ord>(mut values: Vec<T>) -> Vec<T> {
     values
 }
 
+/// [`canonical`] for an inline list.
+fn canonical_inline<A: smallvec::Array<Item: Ord>>(mut values: smallvec::SmallVec<A>) -> smallvec::SmallVec<A> {
+    values.sort_unstable();
+    values.dedup();
+    values
+}
+
 impl Stage {
     /// A query of exactly the prims in `list` (in its order, existing or
     /// not). The query holds a reference to the list until it is released.
@@ -215,8 +222,8 @@ impl Stage {
     pub fn query(&self, filter: &[Predicate<'_>], attributes: &[AttrRef<'_>]) -> Result<Enqueued<QueryHandle>> {
         const CALL: &str = "query";
         let inner = &self.inner;
-        let tests = filter.iter().map(|p| inner.compile(p)).collect::<Result<Vec<Test>>>()?;
-        let scope = attributes.iter().map(|a| inner.attr_token(*a, CALL)).collect::<Result<Vec<Token>>>()?;
+        let tests = filter.iter().map(|p| inner.compile(p)).collect::<Result<FilterTests>>()?;
+        let scope = attributes.iter().map(|a| inner.attr_token(*a, CALL)).collect::<Result<FilterScope>>()?;
         let state = Arc::new(QueryState::new(inner.next_handle_key()));
         // A repeated structural filter whose result is cached for the
         // structure as it is now resolves by a lookup: on this thread, when

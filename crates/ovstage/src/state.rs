@@ -112,9 +112,15 @@ pub(crate) enum Test {
 /// attribute scope sorted and deduplicated (only membership matters).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct FilterKey {
-    pub(crate) tests: Vec<Test>,
-    pub(crate) scope: Vec<Token>,
+    pub(crate) tests: FilterTests,
+    pub(crate) scope: FilterScope,
 }
+
+/// A filter's tests (usually one or two: inline, no allocation).
+pub(crate) type FilterTests = SmallVec<[Test; 2]>;
+
+/// A query's attribute scope (usually a few names: inline).
+pub(crate) type FilterScope = SmallVec<[Token; 4]>;
 
 /// The structural counters a cached result was computed under.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -48,7 +48,8 @@ pub(super) unsafe extern "C" fn query(
     // SAFETY: the contract's preconditions on the pointers.
     unsafe {
         handle_slot(ctx, CALL, out, |c| {
-            let mut predicates = Vec::new();
+            // Inline: a filter is usually a predicate or two.
+            let mut predicates: smallvec::SmallVec<[Predicate<'_>; 2]> = smallvec::SmallVec::new();
             if !filter.is_null() {
                 let f = &*filter;
                 let preds = strings::slice(f.predicates, f.count, Arg(CALL, "filter->predicates"))?;
@@ -105,8 +106,9 @@ pub(super) unsafe extern "C" fn fetch_query_result(
         sync_slot(ctx, CALL, |c| {
             strings::non_null(out, Arg(CALL, "out_result"))?;
             let q = query_handle(handle, CALL)?;
-            let result = c.stage.fetch_query_result(q, Timeout::from_nanos(timeout)).map_err(in_call(CALL))?;
-            let attributes: Box<[u64]> = result.attributes.iter().map(|t| t.get()).collect();
+            let mut result = c.stage.fetch_query_result(q, Timeout::from_nanos(timeout)).map_err(in_call(CALL))?;
+            // Collected in place: the C array reuses the result's list.
+            let attributes: Box<[u64]> = std::mem::take(&mut result.attributes).into_iter().map(|t| t.get()).collect();
             let view = c.results.query_results.insert_view(HeldQueryResult { result, attributes }, |id, held| {
                 ovstage_query_result_t {
                     query_result_id: id,

@@ -39,7 +39,10 @@ impl FilterKey {
         if !tests.iter().all(Test::is_structural) {
             return None;
         }
-        Some(FilterKey { tests: super::canonical(tests.to_vec()), scope: super::canonical(scope.to_vec()) })
+        Some(FilterKey {
+            tests: super::canonical_inline(tests.iter().cloned().collect()),
+            scope: super::canonical_inline(scope.into()),
+        })
     }
 }
 
