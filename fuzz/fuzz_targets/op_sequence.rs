@@ -4,11 +4,12 @@
 //! The input is a program: a first byte choosing one or two instances,
 //! then up to 256 ops, each a byte (`op % 20`, instance `op >> 5`)
 //! followed by its arguments. Ops: writes (dense, sparse through an index
-//! map or a mask, per-row arrays; some forcing a schema replacement), deletes, floor advances (global or per
-//! attribute), reads with fetch and release, map sessions (fetch, fill,
-//! commit a group or the session), path-list and filter queries with their
-//! results, waits, releases, ordinal queries, and every release or use of
-//! a handle that may be valid, stale, from the other instance, 0 or random.
+//! map or a mask, per-row arrays; some forcing a schema replacement),
+//! deletes, floor advances (global or per attribute), reads with fetch and
+//! release, map sessions (fetch, fill, commit a group or the session),
+//! path-list and filter queries with their results, waits, releases,
+//! ordinal queries, and every release or use of a handle that may be
+//! valid, stale, from the other instance, 0 or random.
 //!
 //! Checked whatever the input:
 //! - nothing crashes, aborts, leaks, hangs or allocates past the fuzzer's
