@@ -38,7 +38,9 @@ mod table;
 pub mod trace;
 
 pub use node::Failure;
-pub use scheduler::{FailureFn, FailureHook, Job, Lanes, QueueFull, Scheduler, SchedulerConfig, WaitError};
+pub use scheduler::{
+    FailureFn, FailureHook, IntoJob, Job, Lanes, QueueFull, Scheduler, SchedulerConfig, Unboxed, WaitError,
+};
 pub use spec::{CellKey, Cells, FloorScope, HandleKey, OpSpec, Order, Placement, Traced};
 
 pub use ovstage_types::{OpId, Timeout};

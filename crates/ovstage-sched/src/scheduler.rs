@@ -25,18 +25,56 @@ use crate::trace::{self, Tag};
 /// it) and reports success or a [`Failure`].
 pub type Job = Box<dyn FnOnce() -> Result<(), Failure> + Send + 'static>;
 
+/// An op's work as [`Scheduler::submit_with`] takes it: a [`Job`], or an
+/// [`Unboxed`] closure, which is boxed only when the op cannot run on the
+/// submitting thread at once (it waits, or goes to a lane). A small op
+/// that runs as it is submitted then costs no allocation for its job. It
+/// pays for closures that capture little: one holding hundreds of bytes is
+/// copied at each move on the way to running, which costs more than the
+/// allocation (measured on the write path, whose job stays boxed).
+pub trait IntoJob: Send + 'static {
+    /// The work as a job to store in a node.
+    fn into_job(self) -> Job;
+
+    /// Runs the work.
+    fn run(self) -> Result<(), Failure>;
+}
+
+impl IntoJob for Job {
+    fn into_job(self) -> Job {
+        self
+    }
+
+    fn run(self) -> Result<(), Failure> {
+        self()
+    }
+}
+
+/// A closure submitted unboxed (see [`IntoJob`]).
+pub struct Unboxed<F>(pub F);
+
+impl<F: FnOnce() -> Result<(), Failure> + Send + 'static> IntoJob for Unboxed<F> {
+    fn into_job(self) -> Job {
+        Box::new(self.0)
+    }
+
+    fn run(self) -> Result<(), Failure> {
+        (self.0)()
+    }
+}
+
 /// What a submitted op does: run a job, or nothing (a marker, see
 /// [`Scheduler::submit_marker`]).
-enum Work {
-    Run(Job),
+enum Work<J> {
+    Run(J),
     Mark,
 }
 
-impl Work {
+impl<J: IntoJob> Work<J> {
     /// The job to store in a node that waits or goes to a lane.
     fn into_job(self) -> Job {
         match self {
-            Work::Run(job) => job,
+            Work::Run(job) => job.into_job(),
             Work::Mark => Box::new(|| Ok(())),
         }
     }
@@ -224,14 +262,14 @@ impl Shared {
     }
 
     /// Runs the job of a node this thread has started, then completes it.
-    fn run(&self, node: &Arc<Node>, job: Option<Job>, ctx: &LaneContext<'_>) {
+    fn run<J: IntoJob>(&self, node: &Arc<Node>, job: Option<J>, ctx: &LaneContext<'_>) {
         if let Some(tag) = &node.tag {
             trace::began(node.id, tag);
         }
         let result = {
             let _serial = self.serial.as_ref().map(lock);
             match job {
-                Some(job) => catch_unwind(AssertUnwindSafe(job)).unwrap_or_else(|payload| {
+                Some(job) => catch_unwind(AssertUnwindSafe(|| job.run())).unwrap_or_else(|payload| {
                     Err(Failure::from(Error::internal(format!(
                         "{} panicked while executing: {}",
                         node.id,
@@ -514,10 +552,13 @@ impl Scheduler {
     ///
     /// Beyond `max_ops` unreleased ops, a submission that releases no
     /// handle is refused with [`QueueFull`] before `build` runs.
-    pub fn submit_with<E: From<QueueFull>>(
+    ///
+    /// `build` may return an [`Unboxed`] closure: an op that runs on the
+    /// submitting thread at once then never boxes it.
+    pub fn submit_with<J: IntoJob, E: From<QueueFull>>(
         &self,
         spec: &OpSpec,
-        build: impl FnOnce() -> Result<Job, E>,
+        build: impl FnOnce() -> Result<J, E>,
     ) -> Result<OpId, E> {
         self.submit_work(spec, || build().map(Work::Run))
     }
@@ -528,13 +569,13 @@ impl Scheduler {
     /// runs (no job is built, boxed or called). Beyond `max_ops`
     /// unreleased ops, one that releases no handle is refused.
     pub fn submit_marker(&self, spec: &OpSpec) -> Result<OpId, QueueFull> {
-        self.submit_work(spec, || Ok::<_, QueueFull>(Work::Mark))
+        self.submit_work(spec, || Ok::<_, QueueFull>(Work::<Job>::Mark))
     }
 
-    fn submit_work<E: From<QueueFull>>(
+    fn submit_work<J: IntoJob, E: From<QueueFull>>(
         &self,
         spec: &OpSpec,
-        build: impl FnOnce() -> Result<Work, E>,
+        build: impl FnOnce() -> Result<Work<J>, E>,
     ) -> Result<OpId, E> {
         let shared = &self.shared;
         // An op that may run on this thread keeps its job here: when no op
@@ -542,14 +583,14 @@ impl Scheduler {
         // readiness count and the claim (four atomic operations fewer).
         // A marker has nothing to run, so it completes on this thread
         // wherever its spec would place work.
-        let on_submitter = |work: &Work| match work {
+        let on_submitter = |work: &Work<J>| match work {
             Work::Mark => true,
             Work::Run(_) => {
                 spec.placement == Placement::SubmitterWhenReady && shared.serial.is_none() && !ON_LANE.with(Cell::get)
             }
         };
-        let mut held: Option<Work> = None;
-        let mut stored = |work: Work| {
+        let mut held: Option<Work<J>> = None;
+        let mut stored = |work: Work<J>| {
             if on_submitter(&work) {
                 held = Some(work);
                 None

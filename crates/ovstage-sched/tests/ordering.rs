@@ -6,7 +6,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ovstage_sched::{Cells, FloorScope, Job, Lanes, OpSpec, Order, Scheduler, SchedulerConfig, WaitError};
+use ovstage_sched::{Cells, FloorScope, Job, Lanes, OpSpec, Order, Scheduler, SchedulerConfig, Unboxed, WaitError};
 use ovstage_types::{Error, OpId, Status, Timeout};
 use smallvec::smallvec;
 
@@ -187,7 +187,8 @@ fn floor_advance_waits_for_a_mutation_submitted_below_an_earlier_advance() {
 fn submit_with_builds_the_job_under_the_ordering_lock_or_submits_nothing() {
     let s = sched(1);
     let log = Arc::new(Mutex::new(Vec::new()));
-    let refused: Result<OpId, Error> = s.submit_with(&mutation(1, 1), || Err(Error::invalid_argument("no")));
+    let refused: Result<OpId, Error> =
+        s.submit_with(&mutation(1, 1), || -> Result<Job, Error> { Err(Error::invalid_argument("no")) });
     assert_eq!(refused.unwrap_err().status(), Status::InvalidArgument);
     assert_eq!(s.tracked_ops(), 0, "a refused build submits nothing");
     let decided = 7u32;
@@ -450,6 +451,55 @@ fn a_release_ready_at_submission_runs_on_the_submitter_and_one_that_is_not_waits
         s.wait(op, LONG).unwrap();
     }
     assert!(ran_on.lock().unwrap().is_some());
+}
+
+/// An unboxed job runs like a boxed one wherever the op runs: on the
+/// submitter when it is ready there, later on a lane when it has to wait
+/// (then it is boxed), and a panic in it fails the op with INTERNAL.
+#[test]
+fn an_unboxed_job_runs_inline_or_later_and_its_panic_fails_the_op() {
+    let s = sched(2);
+    let me = std::thread::current().id();
+    let ran_on = Arc::new(Mutex::new(None));
+    let r = ran_on.clone();
+    let spec = OpSpec::independent().on_submitter_when_ready();
+    let inline = s
+        .submit_with(&spec, || {
+            Ok::<_, Error>(Unboxed(move || {
+                *r.lock().unwrap() = Some(std::thread::current().id());
+                Ok(())
+            }))
+        })
+        .unwrap();
+    assert_eq!(s.is_complete(inline), Some(true), "ran before the submission returned");
+    assert_eq!(*ran_on.lock().unwrap(), Some(me));
+    // Held back by its producer: stored, then run once the gate opens.
+    let (job, gate) = gated();
+    let producer = s.submit(&OpSpec::independent().producing(9), job);
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = ran.clone();
+    let later = s
+        .submit_with(&OpSpec::independent().using(9).on_submitter_when_ready(), || {
+            Ok::<_, Error>(Unboxed(move || {
+                r.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }))
+        })
+        .unwrap();
+    assert!(matches!(s.wait(later, SHORT), Err(WaitError::Timeout { .. })), "waits for its producer");
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    gate.send(()).unwrap();
+    s.wait(producer, LONG).unwrap();
+    s.wait(later, LONG).unwrap();
+    assert_eq!(ran.load(Ordering::SeqCst), 1, "ran exactly once");
+    let panicked = s
+        .submit_with(&spec, || {
+            Ok::<_, Error>(Unboxed(|| -> Result<(), ovstage_sched::Failure> { panic!("unboxed kaboom") }))
+        })
+        .unwrap();
+    let failure = s.failure(panicked).expect("the panic failed the op");
+    assert_eq!(failure.error.status(), Status::Internal);
+    assert!(failure.error.message().contains("unboxed kaboom"), "{}", failure.error.message());
 }
 
 /// Polls answer from the completion ring or the table and always agree

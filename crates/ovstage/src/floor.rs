@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use ovstage_sched::{CellKey, FloorScope as SchedScope, Job, OpSpec, Order};
+use ovstage_sched::{CellKey, FloorScope as SchedScope, Job, OpSpec, Order, Unboxed};
 use ovstage_types::sync::read;
 use ovstage_types::{Error, OpId, Ordinal, OrdinalQueryHandle, Result, Timeout};
 use smallvec::SmallVec;
@@ -164,7 +164,7 @@ impl StageInner {
         };
         let spec = OpSpec::new(Order::FloorAdvance { ordinal, scope: sched_scope }).labelled("advance_write_floor");
         let owner = self.clone();
-        self.sched.submit_with(&spec, || -> Result<Job> {
+        self.sched.submit_with(&spec, || -> Result<Unboxed<_>> {
             // Runs under the ordering lock: later enqueue checks see the new
             // submitted floors, and so do reads' unsealed-change checks. The
             // job commits exactly what was raised here.
@@ -197,7 +197,7 @@ impl StageInner {
                 Raise::All => true,
                 Raise::Families(fams) => fams.iter().any(|f| &*f.name_text == crate::xform::WORLD),
             };
-            Ok(Box::new(move || {
+            Ok(Unboxed(move || {
                 if covers_world && owner.xform_dirty.load(Ordering::Acquire) {
                     // A failure (memory) leaves the world matrices as they
                     // were; the floor still moves.

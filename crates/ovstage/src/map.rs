@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ovstage_sched::{Cells, Failure, Job, OpSpec, Order};
+use ovstage_sched::{Cells, Failure, Job, OpSpec, Order, Unboxed};
 use ovstage_types::{
     AttributeMode, DType, Device, Error, MapHandle, OpId, Ordinal, PrimMode, QueryHandle, Result, Semantic, Status,
     Timeout,
@@ -484,11 +484,11 @@ impl StageInner {
             // A commit lands at the session's ordinal: refused once a floor
             // advance over it has been submitted (that data is sealed).
             self.check_floor(Some(&state.family), state.ordinal, call, true)?;
-            Ok(Box::new(move || {
+            Ok(Unboxed(move || {
                 let result = owner.commit_groups(&job_state, groups, end);
                 drop(ticket);
                 result.map_err(Failure::from)
-            }) as Job)
+            }))
         })
     }
 

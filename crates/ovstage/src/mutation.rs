@@ -24,7 +24,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use ovstage_sched::{Failure, Job, OpSpec};
+use ovstage_sched::{Failure, IntoJob, Job, OpSpec};
 use ovstage_types::{
     AdmissionPolicy, AttributeMode, Error, ErrorKind, OpId, PrimMode, PrimPath, Result, Semantic, Status,
 };
@@ -191,6 +191,29 @@ pub(crate) enum Payload {
     Delete,
 }
 
+/// A mutation's work as admission leaves it: the caller's job, or the
+/// failure of an ordinal conflict (rare, so boxed).
+enum Admitted<J> {
+    Job(J),
+    Conflict(Job),
+}
+
+impl<J: IntoJob> IntoJob for Admitted<J> {
+    fn into_job(self) -> Job {
+        match self {
+            Admitted::Job(job) => job.into_job(),
+            Admitted::Conflict(job) => job,
+        }
+    }
+
+    fn run(self) -> std::result::Result<(), Failure> {
+        match self {
+            Admitted::Job(job) => job.run(),
+            Admitted::Conflict(job) => job(),
+        }
+    }
+}
+
 impl StageInner {
     /// Submits a mutation: admission of `reach` at `ordinal` runs under the
     /// ordering lock and issues the ticket, and `job` builds the op's job
@@ -200,13 +223,13 @@ impl StageInner {
     /// error: as the published library does, the op is accepted and fails
     /// when it runs (`OP_FAILED` at wait, the conflict as its error),
     /// changing nothing.
-    pub(crate) fn submit_mutation(
+    pub(crate) fn submit_mutation<J: IntoJob>(
         &self,
         spec: &OpSpec,
         reach: Reach<'_>,
         ordinal: u64,
         call: &'static str,
-        job: impl FnOnce(Ticket) -> Job,
+        job: impl FnOnce(Ticket) -> J,
     ) -> Result<OpId> {
         self.submit_mutation_or(spec, reach, ordinal, call, job, |_| {})
     }
@@ -215,21 +238,21 @@ impl StageInner {
     /// when it fails with an ordinal conflict, before it completes (a map
     /// session keeps the error as its setup's, so a fetch reports it after
     /// the op is released).
-    pub(crate) fn submit_mutation_or(
+    pub(crate) fn submit_mutation_or<J: IntoJob>(
         &self,
         spec: &OpSpec,
         reach: Reach<'_>,
         ordinal: u64,
         call: &'static str,
-        job: impl FnOnce(Ticket) -> Job,
+        job: impl FnOnce(Ticket) -> J,
         conflicted: impl FnOnce(&Error) + Send + 'static,
     ) -> Result<OpId> {
         self.sched.submit_with(spec, || match self.admit(reach, ordinal, call) {
-            Ok(ticket) => Ok(job(ticket)),
-            Err(e) if e.kind() == ErrorKind::OrdinalConflict => Ok(Box::new(move || {
+            Ok(ticket) => Ok(Admitted::Job(job(ticket))),
+            Err(e) if e.kind() == ErrorKind::OrdinalConflict => Ok(Admitted::Conflict(Box::new(move || {
                 conflicted(&e);
                 Err(Failure::from(e))
-            }) as Job),
+            }))),
             Err(e) => Err(e),
         })
     }

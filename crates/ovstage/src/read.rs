@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use ovstage_sched::{Failure, Job, OpSpec, Order};
+use ovstage_sched::{Failure, OpSpec, Order, Unboxed};
 use ovstage_types::{
     DType, Error, OpId, Ordinal, OrdinalRange, QueryHandle, ReadGroupId, ReadHandle, Result, Semantic, Status, Timeout,
     Token,
@@ -285,7 +285,7 @@ impl StageInner {
         let (owner, job_state) = (self.clone(), state.clone());
         // The query and the families move into the job (each reference
         // taken once per read, not cloned again).
-        let op = self.sched.submit_with(&spec, move || -> Result<Job> {
+        let op = self.sched.submit_with(&spec, move || -> Result<Unboxed<_>> {
             // What to read is decided under the ordering lock, against the
             // submitted floors and unsealed changes as of this submission,
             // and travels in the job.
@@ -323,7 +323,7 @@ impl StageInner {
                 }
                 chosen.push(ReadTarget::Column { family: f, label, end: end.min(floor) });
             }
-            Ok(Box::new(move || {
+            Ok(Unboxed(move || {
                 let mut result = owner.run_read(&q, &chosen, range);
                 if let Ok(groups) = &mut result
                     && let Some(prepare) = owner.preparer.get()

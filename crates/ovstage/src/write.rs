@@ -197,6 +197,9 @@ impl StageInner {
         // The job reuses the target lists admission computed.
         let lists: PerEntry<Option<Arc<[PrimPath]>>> = per_entry(targets.iter(), |t| t.prims.clone());
         let (owner, job_q) = (self.clone(), q);
+        // Boxed: the job holds the checked payload, hundreds of bytes that
+        // each move of an unboxed closure would copy (measured: more
+        // instructions than the allocation it saves).
         self.submit_mutation(&spec, Reach::Families(&admitted), ordinal, call, move |ticket| -> Job {
             Box::new(move || {
                 // A write that fails its checks has published nothing: its
