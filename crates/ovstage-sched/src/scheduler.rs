@@ -671,8 +671,9 @@ impl Scheduler {
     /// Waits for `op` (and so for everything it depends on).
     ///
     /// `Timeout::POLL` only looks; `Timeout::INFINITE` runs ready ops of the
-    /// chain on the calling thread while it waits; a finite timeout blocks
-    /// at most that long.
+    /// chain on the calling thread while it waits, then, while the op runs
+    /// elsewhere, ops queued for the lanes; a finite timeout blocks at
+    /// most that long.
     pub fn wait(&self, op: OpId, timeout: Timeout) -> Result<(), WaitError> {
         let shared = &*self.shared;
         if shared.ring.is_done(op) {
@@ -700,6 +701,16 @@ impl Scheduler {
             while !node.is_complete() {
                 match shared.find_ready(&node) {
                     Some(ready) => shared.execute(&ready, &ctx),
+                    None => break,
+                }
+            }
+            // The op (or what it waits for) runs elsewhere. Rather than
+            // sleep and have a parked lane woken for the work queued behind
+            // it (on a VM that wake took 30-60 us, at times over 250), this
+            // thread runs that work, one op at a time, until its op is done.
+            while !node.is_complete() {
+                match self.injector().take_queued() {
+                    Some(queued) => shared.execute(&queued, &ctx),
                     None => break,
                 }
             }

@@ -453,6 +453,54 @@ fn a_release_ready_at_submission_runs_on_the_submitter_and_one_that_is_not_waits
     assert!(ran_on.lock().unwrap().is_some());
 }
 
+/// A thread waiting on an op that runs on a lane runs the work queued
+/// behind it instead of sleeping until a parked lane is woken for it. Both
+/// lanes are held in gated jobs, so only the waiter can run the queued op;
+/// the gates open once it has run (or after 5 s, failing the test).
+#[test]
+fn a_waiter_runs_queued_work_while_its_op_runs_elsewhere() {
+    let s = Arc::new(sched(2));
+    let started = Arc::new(AtomicUsize::new(0));
+    let mut gates = Vec::new();
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let (tx, rx): (Sender<()>, Receiver<()>) = channel();
+        let started = started.clone();
+        let job: Job = Box::new(move || {
+            started.fetch_add(1, Ordering::SeqCst);
+            let _ = rx.recv();
+            Ok(())
+        });
+        held.push(s.submit(&OpSpec::independent(), job));
+        gates.push(tx);
+    }
+    // A lane parked while another runs looks for work every millisecond.
+    let t = std::time::Instant::now();
+    while started.load(Ordering::SeqCst) < 2 {
+        assert!(t.elapsed() < Duration::from_secs(10), "both lanes took a gated job");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let ran_on = Arc::new(Mutex::new(None));
+    let queued = s.submit(&OpSpec::independent(), recording(&ran_on));
+    let opener = {
+        let (s, ran_on) = (s.clone(), ran_on.clone());
+        std::thread::spawn(move || {
+            let t = std::time::Instant::now();
+            while ran_on.lock().unwrap().is_none() && t.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            drop(gates);
+            s.wait(queued, LONG).unwrap();
+        })
+    };
+    s.wait(held[0], Timeout::INFINITE).unwrap();
+    opener.join().unwrap();
+    assert_eq!(*ran_on.lock().unwrap(), Some(std::thread::current().id()), "the waiter ran the queued op");
+    for op in held {
+        s.wait(op, LONG).unwrap();
+    }
+}
+
 /// An unboxed job runs like a boxed one wherever the op runs: on the
 /// submitter when it is ready there, later on a lane when it has to wait
 /// (then it is boxed), and a panic in it fails the op with INTERNAL.
