@@ -16,7 +16,7 @@
 //! past the first few stalled 5 us; with the limit 7,700 and 1.8 us at
 //! p90). A thread waiting without a timeout on an op that runs elsewhere
 //! first runs the work queued for the lanes itself
-//! ([`LaneShared::take_queued`]: waking a parked lane took 30-60 us on
+//! ([`LaneShared::take_queued`]: waking a parked lane often took 30-60 us on
 //! this project's VMs, at times over 250), and one that goes to sleep on
 //! an op gives its core back ([`LaneShared::wake_spare`]), a lane that finishes a node takes the
 //! next one queued without being woken, and a lane parked while others

@@ -706,7 +706,7 @@ impl Scheduler {
             }
             // The op (or what it waits for) runs elsewhere. Rather than
             // sleep and have a parked lane woken for the work queued behind
-            // it (on a VM that wake took 30-60 us, at times over 250), this
+            // it (on a VM that wake often took 30-60 us, at times over 250), this
             // thread runs that work, one op at a time, until its op is done.
             while !node.is_complete() {
                 match self.injector().take_queued() {
