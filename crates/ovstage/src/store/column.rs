@@ -81,6 +81,13 @@ impl Part {
 /// The parts of a version: usually one write, kept inline.
 pub(super) type Parts = SmallVec<[Part; 1]>;
 
+#[cfg(test)]
+thread_local! {
+    /// Tests: `merge_below_head` off, so its result can be compared with
+    /// the slow path's.
+    static SLOW_MERGES_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 #[derive(Debug)]
 pub(crate) struct Version {
     pub(crate) ordinal: u64,
@@ -333,6 +340,19 @@ pub(crate) struct ColumnState {
     dead: RowSet,
     /// Rows that may not be live at the newest version (for `structure`).
     liveness: Liveness,
+}
+
+impl ColumnState {
+    /// The bytes of the versions from `first` (the unsealed ones): the
+    /// total less the (usually few) sealed versions', or the unsealed
+    /// ones' when they are fewer.
+    fn unsealed_bytes(&self, first: usize) -> usize {
+        if first <= self.versions.len() - first {
+            self.bytes - self.versions.range(..first).map(|v| v.bytes).sum::<usize>()
+        } else {
+            self.versions.range(first..).map(|v| v.bytes).sum()
+        }
+    }
 }
 
 /// A column of one attribute storage (dtype and kind). Its semantic is
@@ -811,9 +831,83 @@ impl ColumnGuard<'_> {
         let st = &mut *self.state;
         let pos = prefix_len(&st.versions, |v| v.ordinal < ordinal);
         if st.versions.get(pos).is_none_or(|v| v.from > ordinal) {
+            let mut pos = pos;
+            if pos == st.versions.len() {
+                self.merge_below_head(ordinal, part.bytes(), bound);
+                pos = self.state.versions.len();
+            }
+            let st = &mut *self.state;
             let v = Version::boxed(&mut st.spare, ordinal, nrows);
             st.versions.insert(pos, v);
+            return self.publish_into(pos, ordinal, part, bound);
         }
+        self.publish_into(pos, ordinal, part, bound)
+    }
+
+    /// The first merge [`ColumnGuard::merge_excess`] would make once a
+    /// new newest version at `ordinal` is in place, made before it is, and
+    /// cheaply, when the newest version holds one write of every row: in a
+    /// write loop that never seals (or runs far ahead of its seals) the
+    /// previous tick then replaces the head span's data with its own (the
+    /// span's buffers go back to the pool) instead of being merged into
+    /// the span and compacted with it (a tenth of a one-value write's
+    /// instructions). The result is the slow merge's: that write covers
+    /// every row the span held, so the span's rows and deletes all give
+    /// way to it. Nothing happens when the slow path would merge other
+    /// versions or none (not over the limits, either version sealed or
+    /// still receiving changes below the bound), or the newest version
+    /// holds anything else.
+    fn merge_below_head(&mut self, ordinal: u64, incoming: usize, bound: MergeBound) {
+        let limits = self.column.limits;
+        let st = &mut *self.state;
+        let n = st.versions.len();
+        #[cfg(test)]
+        if SLOW_MERGES_ONLY.with(std::cell::Cell::get) {
+            return;
+        }
+        if n < 2 || ordinal < bound.below {
+            // With `ordinal` below the bound the new version itself is the
+            // first the slow path merges.
+            return;
+        }
+        let (span, newest) = (&st.versions[n - 2], &st.versions[n - 1]);
+        let covering = matches!(
+            newest.parts.as_slice(),
+            [Part::Write { rows, .. } | Part::WriteArray { rows, .. }] if newest.nrows > 0 && rows.covers_all(newest.nrows)
+        );
+        if !covering || span.ordinal <= bound.floor || newest.ordinal >= bound.below {
+            return;
+        }
+        let first = prefix_len(&st.versions, |v| v.ordinal <= bound.floor);
+        // Counted as the slow path counts them, the new version included.
+        let unsealed = n + 1 - first;
+        if !limits.exceeded(unsealed, || st.unsealed_bytes(first) + incoming) {
+            return;
+        }
+        let Some(mut newest) = st.versions.pop_back() else { return };
+        let span = st.versions.back_mut().expect("two versions");
+        debug_assert!(span.image.is_none() && newest.image.is_none(), "unsealed versions have no image");
+        debug_assert!(newest.deleted.is_empty(), "one write deletes nothing");
+        let dropped = span.bytes;
+        span.ordinal = newest.ordinal;
+        span.nrows = span.nrows.max(newest.nrows);
+        std::mem::swap(&mut span.written, &mut newest.written);
+        std::mem::swap(&mut span.deleted, &mut newest.deleted);
+        std::mem::swap(&mut span.parts, &mut newest.parts);
+        span.keys.clear();
+        span.keys.push(0);
+        span.bytes = newest.bytes;
+        st.bytes -= dropped;
+        newest.parts.drain(..).for_each(|p| recycle_part(&self.column.memory, p));
+        newest.bytes = 0;
+        st.spare = Some(newest);
+    }
+
+    /// [`ColumnGuard::publish`] into the version at `pos`, which holds
+    /// `ordinal` in its span.
+    fn publish_into(&mut self, pos: usize, ordinal: u64, part: Part, bound: MergeBound) {
+        let nrows = self.nrows();
+        let st = &mut *self.state;
         // Row counts never decrease with ordinal: a version sees every row
         // an older version may have made live.
         for later in st.versions.range_mut(pos..) {
@@ -885,14 +979,7 @@ impl ColumnGuard<'_> {
             let unsealed = st.versions.range(first..);
             // The unsealed bytes: the total less the (usually few) sealed
             // versions', or the unsealed ones' when they are fewer.
-            let bytes = || {
-                if first <= unsealed.len() {
-                    st.bytes - st.versions.range(..first).map(|v| v.bytes).sum::<usize>()
-                } else {
-                    st.versions.range(first..).map(|v| v.bytes).sum()
-                }
-            };
-            if !limits.exceeded(unsealed.len(), bytes) {
+            if !limits.exceeded(unsealed.len(), || st.unsealed_bytes(first)) {
                 return;
             }
             let end = prefix_len(&st.versions, |v| v.ordinal < bound.below);
@@ -1154,6 +1241,32 @@ mod tests {
         ]
     }
 
+    /// Everything a column's versions say, for comparing two columns.
+    #[allow(clippy::type_complexity)]
+    fn versions_of(col: &Column) -> (usize, Vec<(u64, u64, u32, Vec<u32>, Vec<u32>, Vec<u64>, usize, Vec<Vec<u32>>)>) {
+        let g = col.lock();
+        let versions = g
+            .state
+            .versions
+            .iter()
+            .map(|v| {
+                let parts = v.parts.iter().map(|p| (0..p.rows().len()).map(|i| p.rows().get(i)).collect()).collect();
+                (v.ordinal, v.from, v.nrows, v.written.ones(), v.deleted.ones(), v.keys.to_vec(), v.bytes, parts)
+            })
+            .collect();
+        (g.state.bytes, versions)
+    }
+
+    /// Steps whose writes mostly write rows `0..4` in order: once the
+    /// column has those four rows, every row it has.
+    fn covering_step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            6 => (0u64..6, 1u32..1000, prop::bool::weighted(0.1))
+                .prop_map(|(ordinal, value, defer)| Step::Write { ordinal, rows: vec![0, 1, 2, 3], value, defer }),
+            1 => step(),
+        ]
+    }
+
     /// Per row: events `(ordinal, Some(value) | None)` in application order.
     type Model = BTreeMap<u32, Vec<(u64, Option<u32>)>>;
 
@@ -1226,6 +1339,63 @@ mod tests {
         #[test]
         fn array_column_matches_model(steps in prop::collection::vec(step(), 1..60), cap in prop_oneof![Just(2usize), Just(1000)]) {
             run_model_of(&steps, Limits::versions(cap), ValueKind::Array)?;
+        }
+
+        /// Writes of every row, as a loop that never seals makes them,
+        /// merged into the head span (`merge_below_head`) among deletes,
+        /// deferred writes and seals: the same answers as the model.
+        #[test]
+        fn column_matches_model_with_covering_writes(
+            steps in prop::collection::vec(covering_step(), 1..60),
+            cap in 2usize..4,
+            array in any::<bool>(),
+        ) {
+            run_model_of(&steps, Limits::versions(cap), if array { ValueKind::Array } else { ValueKind::Fixed })?;
+        }
+
+        /// `merge_below_head` leaves the versions exactly as the slow
+        /// path's merge does: same spans, rows, deletes, parts and bytes.
+        #[test]
+        fn merging_below_the_head_is_the_slow_merge(
+            steps in prop::collection::vec((0u64..3, 0u8..6, 0u64..3, any::<bool>()), 1..80),
+            cap in 2usize..5,
+            max_bytes in prop_oneof![Just(usize::MAX), 0usize..64],
+        ) {
+            let limits = Limits { max_versions: cap, min_versions: 2, max_bytes };
+            let fast = column_with(limits, ValueKind::Fixed);
+            let slow = column_with(limits, ValueKind::Fixed);
+            let (mut top, mut sealed) = (0u64, 0u64);
+            for (i, &(ahead, kind, seal_lag, own_bound)) in steps.iter().enumerate() {
+                top += ahead;
+                let ordinal = top.max(sealed + 1);
+                top = ordinal;
+                // Mostly writes of rows 0..4 (every row once they exist),
+                // some of fewer rows or a new one, some deletes.
+                let prims: Vec<u32> = match kind {
+                    0..=2 => vec![0, 1, 2, 3],
+                    3 => vec![1, 2],
+                    4 => vec![0, 1, 2, 3, 4 + i as u32 % 3],
+                    _ => vec![2],
+                };
+                let bound = MergeBound { floor: sealed, below: if own_bound { ordinal } else { u64::MAX } };
+                for (col, slow_only) in [(&fast, false), (&slow, true)] {
+                    SLOW_MERGES_ONLY.with(|s| s.set(slow_only));
+                    let mut g = col.lock();
+                    let part = if kind == 5 {
+                        match g.row_of(prim(2)) {
+                            Some(r) => Part::Delete { rows: Rows::from_vec(vec![r]) },
+                            None => continue,
+                        }
+                    } else {
+                        let rows = g.assign_rows(prims.iter().map(|p| prim(*p)));
+                        Part::Write { rows, data: filled(prims.len(), i as u32) }
+                    };
+                    g.publish(ordinal, part, bound);
+                }
+                SLOW_MERGES_ONLY.with(|s| s.set(false));
+                prop_assert_eq!(versions_of(&fast), versions_of(&slow), "after step {}", i);
+                sealed = sealed.max(top.saturating_sub(seal_lag));
+            }
         }
 
         /// A byte budget merges like a version cap: never wrong, refused
@@ -1553,20 +1723,23 @@ mod tests {
             g.publish(t, Part::Write { rows: rows.clone(), data }, MergeBound { floor: 0, below: t });
         }
         // Three versions kept, one created and one merged away per tick:
-        // the merged one is kept for the next tick's version.
+        // the merged one holds the next tick's version.
         assert_eq!(g.state.versions.len(), 3);
-        assert!(g.state.spare.as_ref().is_some_and(|v| v.parts.is_empty()), "a merge keeps the version it removed");
         // A reused version starts empty. Rows 0..50 deleted at 13 and
-        // written again at 14; the version of 13, merged away at 14, comes
-        // back for 15, which writes only rows 50..100: rows 0..50 keep
+        // written again at 14 (13 is merged into the head span by the slow
+        // path, its version kept spare; the span's deletes then move into
+        // the version of 14 when 14 replaces the span's data at 15), which
+        // comes back for 15, writing only rows 50..100: rows 0..50 keep
         // their values of 14, not the deletion the box once held.
         g.publish(13, Part::Delete { rows: Rows::Run { start: 0, len: 50 } }, MergeBound { floor: 0, below: 13 });
+        assert!(g.state.spare.is_none(), "the version merged away at 13 holds 13");
         g.publish(14, Part::Write { rows, data: filled(100, 14) }, MergeBound { floor: 0, below: 14 });
-        let spare = g.state.spare.as_deref().map(|v| v as *const Version);
+        assert!(g.state.spare.as_ref().is_some_and(|v| v.parts.is_empty()), "a merge keeps the version it removed");
+        let of_14 = g.state.versions.back().map(|v| &**v as *const Version);
         let upper = g.assign_rows((50..100).map(prim));
         g.publish(15, Part::Write { rows: upper, data: filled(50, 15) }, MergeBound { floor: 0, below: 15 });
         let v = g.state.versions.back().expect("a version");
-        assert_eq!((v.ordinal, Some(&**v as *const Version)), (15, spare), "15 reuses the version of 13");
+        assert_eq!((v.ordinal, Some(&**v as *const Version)), (15, of_14), "15 reuses the version of 14");
         assert!(v.deleted.is_empty(), "nothing is deleted at 15");
         let Snapshot::Image { image, .. } = g.snapshot(15) else { panic!("no image at 15") };
         assert_eq!((row_value(&image, 7), row_value(&image, 70)), (Some(vec![14]), Some(vec![15])));
