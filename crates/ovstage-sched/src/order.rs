@@ -44,6 +44,12 @@ struct HandleTrack {
 /// Up to this many pending users are kept in a list.
 const FEW_USERS: usize = 8;
 
+/// Emptied handle tracks kept while the map holds at most this many: a
+/// loop of ops using one handle (reads or writes through one query) would
+/// otherwise remove its track at every completion and insert it again at
+/// the next registration. The handle's release removes its track.
+const KEPT_TRACKS: usize = 64;
+
 /// The pending users of a handle: a short list for the usual few (a
 /// read, a write, their release), a deque by op id once a query has many
 /// writes in flight. A track starts as a list again once it empties and is
@@ -341,7 +347,7 @@ impl OrderState {
                     track.producer = None;
                 }
                 track.users.remove(node);
-                if track.producer.is_none() && track.users.is_empty() {
+                if track.producer.is_none() && track.users.is_empty() && self.handles.len() > KEPT_TRACKS {
                     self.handles.remove(handle);
                 }
             }
@@ -352,6 +358,7 @@ impl OrderState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::node::Role;
     use ovstage_types::OpId;
 
     fn node(id: u64) -> Arc<Node> {
@@ -446,6 +453,38 @@ mod tests {
         let floor = node(7002);
         let deps = order.register(&floor, &OpSpec::new(Order::FloorAdvance { ordinal: 6, scope: FloorScope::All }));
         assert_eq!(dep_ids(&deps), [7000, 7001]);
+    }
+
+    /// A handle's emptied track stays (no map removal and insertion per op
+    /// of a loop using one query) until its release removes it; at most
+    /// `KEPT_TRACKS` of them, whatever a client never releases.
+    #[test]
+    fn emptied_handle_tracks_are_kept_until_released_and_bounded() {
+        let mut order = OrderState::default();
+        let spec = |handle| OpSpec::independent().using(handle);
+        let user = |id, handle| {
+            let s = spec(handle);
+            Arc::new(Node::new(
+                OpId::from_raw(id).expect("non-zero"),
+                None,
+                Some(Role::new(&s.order, &s.uses, None)),
+                None,
+            ))
+        };
+        for id in 1..=3 {
+            let u = user(id, 7);
+            assert!(order.register(&u, &spec(7)).is_empty(), "the previous user is complete");
+            order.complete(&u);
+        }
+        assert!(order.handles.get(&7).is_some_and(|t| t.producer.is_none() && t.users.is_empty()));
+        assert!(order.register(&node(10), &OpSpec::independent().releasing(7)).is_empty());
+        assert!(!order.handles.contains_key(&7), "the release removes the track");
+        for h in 100..400 {
+            let u = user(h, h);
+            order.register(&u, &spec(h));
+            order.complete(&u);
+        }
+        assert!(order.handles.len() <= KEPT_TRACKS + 1, "{} tracks kept", order.handles.len());
     }
 
     /// An op that completes on its submitting thread, with nothing to
