@@ -52,8 +52,7 @@ const KEPT_TRACKS: usize = 64;
 
 /// The pending users of a handle: a short list for the usual few (a
 /// read, a write, their release), a deque by op id once a query has many
-/// writes in flight. A track starts as a list again once it empties and is
-/// dropped.
+/// writes in flight. A track starts as a list again once it empties.
 enum Users {
     Few(SmallVec<[Arc<Node>; FEW_USERS]>),
     Many(UsersById),
@@ -341,14 +340,19 @@ impl OrderState {
         if role.floor_advance && self.floor_tail.as_ref().is_some_and(|t| Arc::ptr_eq(&t.node, node)) {
             self.floor_tail = None;
         }
+        let many = self.handles.len() > KEPT_TRACKS;
         for handle in role.uses.iter().chain(role.produces.iter()) {
             if let Some(track) = self.handles.get_mut(handle) {
                 if track.producer.as_ref().is_some_and(|p| Arc::ptr_eq(p, node)) {
                     track.producer = None;
                 }
                 track.users.remove(node);
-                if track.producer.is_none() && track.users.is_empty() && self.handles.len() > KEPT_TRACKS {
-                    self.handles.remove(handle);
+                if track.producer.is_none() && track.users.is_empty() {
+                    if many {
+                        self.handles.remove(handle);
+                    } else if matches!(track.users, Users::Many(_)) {
+                        track.users = Users::default();
+                    }
                 }
             }
         }
@@ -477,6 +481,13 @@ mod tests {
             order.complete(&u);
         }
         assert!(order.handles.get(&7).is_some_and(|t| t.producer.is_none() && t.users.is_empty()));
+        // A track kept after many users were pending at once is a short
+        // list again.
+        let many: Vec<Arc<Node>> = (20..40).map(|id| user(id, 8)).collect();
+        many.iter().for_each(|u| assert!(order.register(u, &spec(8)).is_empty()));
+        assert!(order.handles.get(&8).is_some_and(|t| matches!(t.users, Users::Many(_))));
+        many.iter().for_each(|u| order.complete(u));
+        assert!(order.handles.get(&8).is_some_and(|t| matches!(&t.users, Users::Few(list) if list.is_empty())));
         assert!(order.register(&node(10), &OpSpec::independent().releasing(7)).is_empty());
         assert!(!order.handles.contains_key(&7), "the release removes the track");
         for h in 100..400 {
