@@ -130,6 +130,15 @@ impl Node {
         }
     }
 
+    /// A node that is complete from the start, with nothing to run: the
+    /// op table's shared node of born-complete ops.
+    pub(crate) fn done(id: OpId) -> Node {
+        let node = Node::new(id, None, None, None);
+        node.state.store(state::DONE, Ordering::Relaxed);
+        node.pending.store(0, Ordering::Relaxed);
+        node
+    }
+
     /// Makes a released node nobody else holds the new node of op `id`,
     /// as [`Node::new`] builds it, field by field (building a node and
     /// moving it in copied a few hundred bytes per op). The pattern names

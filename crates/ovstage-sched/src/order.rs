@@ -98,6 +98,12 @@ impl Users {
         }
     }
 
+    fn all_complete(&self) -> bool {
+        let mut all = true;
+        self.for_each(|u| all &= u.is_complete());
+        all
+    }
+
     fn for_each(&self, mut f: impl FnMut(&Arc<Node>)) {
         match self {
             Users::Few(list) => list.iter().for_each(f),
@@ -318,6 +324,19 @@ impl OrderState {
         }
         dedup_deps(&mut deps);
         deps
+    }
+
+    /// The registration of an op that only releases `handle`, when no
+    /// pending op produces or uses the handle: its record is removed and
+    /// true returned (the release has nothing to wait for). False, with
+    /// nothing changed, when one does.
+    pub(crate) fn release_if_idle(&mut self, handle: HandleKey) -> bool {
+        let Some(track) = self.handles.get(&handle) else { return true };
+        let idle = track.producer.as_ref().is_none_or(|p| p.is_complete()) && track.users.all_complete();
+        if idle {
+            self.handles.remove(&handle);
+        }
+        idle
     }
 
     /// Removes every trace of a completed node.

@@ -66,6 +66,13 @@ impl CompletionRing {
         let _ = self.slots[slot].compare_exchange(pending, done, Ordering::Release, Ordering::Relaxed);
     }
 
+    /// Records an op that is complete as it is submitted (nothing can
+    /// have taken its slot since: its id is the newest).
+    pub(crate) fn born_done(&self, id: OpId) {
+        let (slot, done) = word(id, DONE);
+        self.slots[slot].store(done, Ordering::Release);
+    }
+
     /// Forgets a released op, unless a newer op took the slot.
     pub(crate) fn released(&self, id: OpId) {
         let (slot, done) = word(id, DONE);

@@ -569,6 +569,27 @@ impl Scheduler {
     /// runs (no job is built, boxed or called). Beyond `max_ops`
     /// unreleased ops, one that releases no handle is refused.
     pub fn submit_marker(&self, spec: &OpSpec) -> Result<OpId, QueueFull> {
+        if let Some(handle) = spec.releases
+            && spec.releases_only()
+            && spec.traced.is_none()
+        {
+            // The usual release: nothing pending uses or produces the
+            // handle, so the op is complete as it is submitted. It gets an
+            // id (under the ordering lock, as every ordered op, so id order
+            // stays registration order) and a slot holding the table's
+            // shared complete node: no node of its own, no completion.
+            let shared = &self.shared;
+            let mut order = lock_brief(&shared.order);
+            if shared.unfiled.len() > UNFILED_BACKLOG {
+                shared.unfile(&mut order);
+            }
+            if order.release_if_idle(handle) {
+                let id = shared.table.insert_done();
+                drop(order);
+                shared.ring.born_done(id);
+                return Ok(id);
+            }
+        }
         self.submit_work(spec, || Ok::<_, QueueFull>(Work::<Job>::Mark))
     }
 

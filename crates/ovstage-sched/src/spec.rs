@@ -162,6 +162,14 @@ pub enum Placement {
 }
 
 impl OpSpec {
+    /// Whether the op's only relation is the release of a handle.
+    pub fn releases_only(&self) -> bool {
+        matches!(self.order, Order::Independent)
+            && self.uses.is_empty()
+            && self.produces.is_none()
+            && self.releases.is_some()
+    }
+
     /// An op with the given ordering class and no handle relations.
     #[inline]
     pub fn new(order: Order) -> OpSpec {

@@ -40,6 +40,12 @@ pub(crate) struct OpWindow {
     /// (by a waiter, or by the ordering state until a later op replaces
     /// it); by the time a later insertion reaches it, it usually is not.
     pool: VecDeque<Arc<Node>>,
+    /// The node every born-complete op's slot holds (see
+    /// [`OpWindow::insert_done`]): complete, with no job, relations or
+    /// dependents, and never pooled. Its own id is not theirs: nothing
+    /// reads the id of a node found by id but the timeline, which such an
+    /// op is never in.
+    done: Arc<Node>,
 }
 
 impl OpWindow {
@@ -52,6 +58,7 @@ impl OpWindow {
             old: BTreeMap::new(),
             live: 0,
             pool: VecDeque::new(),
+            done: Arc::new(Node::done(first)),
         }
     }
 
@@ -66,12 +73,7 @@ impl OpWindow {
     /// allocated here, under the table's write lock, so they are inserted in
     /// order and the window never has to grow at its front.
     pub(crate) fn insert_new(&mut self, job: Option<BoxedJob>, role: Option<Role>, tag: Option<Box<Tag>>) -> Arc<Node> {
-        let raw = self.next;
-        self.next = raw.checked_add(1).expect("op ids do not run out");
-        let id = OpId::from_raw(raw).expect("op ids start above 0");
-        if self.slots.is_empty() {
-            self.base = raw;
-        }
+        let id = self.next_id();
         let node = match self.pool.pop_front() {
             Some(mut pooled) => match Arc::get_mut(&mut pooled) {
                 Some(slot) => {
@@ -86,13 +88,37 @@ impl OpWindow {
             },
             None => Arc::new(Node::new(id, job, role, tag)),
         };
-        self.slots.push_back(Some(node.clone()));
+        self.push(node.clone());
+        node
+    }
+
+    /// Allocates the next id for an op that is complete as it is
+    /// submitted (a marker with nothing to wait for): its slot holds the
+    /// shared complete node, so no node is taken from the pool, reset,
+    /// completed and pooled again for it.
+    pub(crate) fn insert_done(&mut self) -> OpId {
+        let id = self.next_id();
+        self.push(self.done.clone());
+        id
+    }
+
+    fn next_id(&mut self) -> OpId {
+        let raw = self.next;
+        self.next = raw.checked_add(1).expect("op ids do not run out");
+        if self.slots.is_empty() {
+            self.base = raw;
+        }
+        OpId::from_raw(raw).expect("op ids start above 0")
+    }
+
+    /// Fills the slot of the id just allocated.
+    fn push(&mut self, node: Arc<Node>) {
+        self.slots.push_back(Some(node));
         self.live += 1;
         debug_assert_eq!(self.base + self.slots.len() as u64, self.next);
         if self.slots.len() > MIN_COMPACTED_WINDOW && self.slots.len() > 4 * self.live {
             self.compact();
         }
-        node
     }
 
     /// Moves the window's front past its released slots, keeping the live
@@ -121,7 +147,7 @@ impl OpWindow {
         }
         let Some(node) = node else { return false };
         self.live -= 1;
-        if self.pool.len() < NODE_POOL {
+        if self.pool.len() < NODE_POOL && !Arc::ptr_eq(&node, &self.done) {
             self.pool.push_back(node);
         }
         true
@@ -136,9 +162,11 @@ impl OpWindow {
         self.live
     }
 
-    /// The oldest unreleased op.
+    /// The oldest unreleased op (by its slot: a born-complete op's node
+    /// is shared).
     pub(crate) fn oldest(&self) -> Option<OpId> {
-        self.live().next().map(|n| n.id)
+        let in_window = || self.slots.iter().position(Option::is_some).map(|i| self.base + i as u64);
+        self.old.keys().next().copied().or_else(in_window).and_then(OpId::from_raw)
     }
 
     /// Slots the window holds, released ones included (for tests).
@@ -159,6 +187,14 @@ impl OpTable {
     /// An empty table whose first op gets `first`.
     pub(crate) fn starting_at(first: OpId) -> OpTable {
         OpTable { window: RwLock::new(OpWindow::starting_at(first)), live: AtomicUsize::new(0) }
+    }
+
+    /// Allocates a born-complete op's id (see [`OpWindow::insert_done`]).
+    pub(crate) fn insert_done(&self) -> OpId {
+        let mut window = self.write();
+        let id = window.insert_done();
+        self.live.store(window.len(), Ordering::Relaxed);
+        id
     }
 
     /// Inserts a new op (see [`OpWindow::insert_new`]).

@@ -627,6 +627,41 @@ fn a_marker_with_nothing_to_wait_for_is_complete_when_submitted() {
     }
 }
 
+/// A release nothing holds back gets no node of its own (its slot holds
+/// the table's shared complete node): its id still follows every earlier
+/// op's, it answers as done after its ring slot was taken by far newer
+/// ops, it is the oldest op a full queue names, and it is released once.
+#[test]
+fn a_born_complete_release_behaves_as_any_completed_op() {
+    let s = Scheduler::new(&SchedulerConfig { lanes: Lanes::fixed(1), max_ops: 3, ..SchedulerConfig::default() });
+    let first = s.submit(&OpSpec::independent(), noop()).unwrap();
+    let release = s.submit_marker(&OpSpec::independent().releasing(94)).expect("releases are always accepted");
+    assert!(release > first, "ids follow submission order");
+    s.wait(first, LONG).unwrap();
+    s.release(first).unwrap();
+    // 2^14 later ops take every slot of the completion ring.
+    for _ in 0..(1 << 14) + 8 {
+        let op = s.submit(&OpSpec::independent(), noop()).unwrap();
+        s.wait(op, LONG).unwrap();
+        s.release(op).unwrap();
+    }
+    assert_eq!(s.wait(release, Timeout::POLL), Ok(()), "answered by the table");
+    assert_eq!(s.is_complete(release), Some(true));
+    let _a = s.submit(&OpSpec::independent(), noop()).unwrap();
+    let _b = s.submit(&OpSpec::independent(), noop()).unwrap();
+    let full = s.submit(&OpSpec::independent(), noop()).unwrap_err();
+    assert_eq!(full.oldest, Some(release), "the oldest unreleased op is named by its own id");
+    s.release(release).unwrap();
+    assert!(matches!(s.wait(release, Timeout::POLL), Err(WaitError::Unknown(_))));
+    assert!(s.release(release).is_err(), "released once");
+    // The shared node never serves a new op: later ops run and fail on
+    // their own.
+    let failing = s.submit(&OpSpec::independent(), Box::new(|| Err(Error::invalid_argument("no").into()))).unwrap();
+    assert!(matches!(s.wait(failing, LONG), Err(WaitError::Failed { .. })));
+    let again = s.submit_marker(&OpSpec::independent().releasing(95)).unwrap();
+    assert_eq!(s.wait(again, Timeout::POLL), Ok(()));
+}
+
 #[test]
 fn a_marker_follows_the_pending_users_of_its_handle() {
     for lanes in [1, 2] {
