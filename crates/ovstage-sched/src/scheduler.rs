@@ -566,8 +566,10 @@ impl Scheduler {
     /// Submits an op with no work of its own, which completes once every
     /// op it depends on (per `spec`) has: a handle's release. When it has
     /// nothing to wait for it is complete when this returns, and nothing
-    /// runs (no job is built, boxed or called). Beyond `max_ops`
-    /// unreleased ops, one that releases no handle is refused.
+    /// runs (no job is built, boxed or called); a marker that only
+    /// releases a handle then gets no node of its own either (see the
+    /// op table's born-complete ops), unless a trace is recording. Beyond
+    /// `max_ops` unreleased ops, one that releases no handle is refused.
     pub fn submit_marker(&self, spec: &OpSpec) -> Result<OpId, QueueFull> {
         if let Some(handle) = spec.releases
             && spec.releases_only()
