@@ -66,8 +66,10 @@ impl CompletionRing {
         let _ = self.slots[slot].compare_exchange(pending, done, Ordering::Release, Ordering::Relaxed);
     }
 
-    /// Records an op that is complete as it is submitted (nothing can
-    /// have taken its slot since: its id is the newest).
+    /// Records an op that is complete as it is submitted: a store, as
+    /// its id was the newest a moment ago (should 2^14 newer ops have
+    /// taken the slot in between, this only makes polls of the newest
+    /// ask the table, which is always right).
     pub(crate) fn born_done(&self, id: OpId) {
         let (slot, done) = word(id, DONE);
         self.slots[slot].store(done, Ordering::Release);
