@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{Ordering, fence};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use crossbeam_deque::{Injector, Steal};
@@ -349,6 +349,17 @@ impl Shared {
         }
     }
 
+    /// The ordering lock, for a submission: taken with `lock_brief`, and
+    /// the unfiling backlog cleared when the lanes found the lock taken
+    /// too often to unfile their completions themselves.
+    fn lock_order_to_submit(&self) -> MutexGuard<'_, OrderState> {
+        let mut order = lock_brief(&self.order);
+        if self.unfiled.len() > UNFILED_BACKLOG {
+            self.unfile(&mut order);
+        }
+        order
+    }
+
     /// Removes the completed ops' entries from the ordering state.
     fn unfile(&self, order: &mut OrderState) {
         loop {
@@ -581,10 +592,7 @@ impl Scheduler {
             // stays registration order) and a slot holding the table's
             // shared complete node: no node of its own, no completion.
             let shared = &self.shared;
-            let mut order = lock_brief(&shared.order);
-            if shared.unfiled.len() > UNFILED_BACKLOG {
-                shared.unfile(&mut order);
-            }
+            let mut order = shared.lock_order_to_submit();
             if order.release_if_idle(handle) {
                 let id = shared.table.insert_done();
                 drop(order);
@@ -623,12 +631,7 @@ impl Scheduler {
         };
         let (node, waits) = if spec.is_ordered() {
             let role = Role::new(&spec.order, &spec.uses, spec.produces);
-            let mut order = lock_brief(&shared.order);
-            if shared.unfiled.len() > UNFILED_BACKLOG {
-                // The lanes found the lock taken too often to unfile
-                // their completions themselves.
-                shared.unfile(&mut order);
-            }
+            let mut order = shared.lock_order_to_submit();
             self.room_for(spec)?;
             let job = stored(build()?);
             let node = shared.table.insert_new(job, Some(role), Tag::when_tracing(spec));

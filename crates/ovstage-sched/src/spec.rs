@@ -163,7 +163,7 @@ pub enum Placement {
 
 impl OpSpec {
     /// Whether the op's only relation is the release of a handle.
-    pub fn releases_only(&self) -> bool {
+    pub(crate) fn releases_only(&self) -> bool {
         matches!(self.order, Order::Independent)
             && self.uses.is_empty()
             && self.produces.is_none()

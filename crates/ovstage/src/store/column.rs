@@ -829,9 +829,8 @@ impl ColumnGuard<'_> {
     pub(crate) fn publish(&mut self, ordinal: u64, part: Part, bound: MergeBound) {
         let nrows = self.nrows();
         let st = &mut *self.state;
-        let pos = prefix_len(&st.versions, |v| v.ordinal < ordinal);
+        let mut pos = prefix_len(&st.versions, |v| v.ordinal < ordinal);
         if st.versions.get(pos).is_none_or(|v| v.from > ordinal) {
-            let mut pos = pos;
             if pos == st.versions.len() {
                 self.merge_below_head(ordinal, part.bytes(), bound);
                 pos = self.state.versions.len();
@@ -839,9 +838,8 @@ impl ColumnGuard<'_> {
             let st = &mut *self.state;
             let v = Version::boxed(&mut st.spare, ordinal, nrows);
             st.versions.insert(pos, v);
-            return self.publish_into(pos, ordinal, part, bound);
         }
-        self.publish_into(pos, ordinal, part, bound)
+        self.publish_into(pos, nrows, ordinal, part, bound)
     }
 
     /// The first merge [`ColumnGuard::merge_excess`] would make once a
@@ -858,13 +856,13 @@ impl ColumnGuard<'_> {
     /// still receiving changes below the bound), or the newest version
     /// holds anything else.
     fn merge_below_head(&mut self, ordinal: u64, incoming: usize, bound: MergeBound) {
-        let limits = self.column.limits;
-        let st = &mut *self.state;
-        let n = st.versions.len();
         #[cfg(test)]
         if SLOW_MERGES_ONLY.with(std::cell::Cell::get) {
             return;
         }
+        let limits = self.column.limits;
+        let st = &mut *self.state;
+        let n = st.versions.len();
         if n < 2 || ordinal < bound.below {
             // With `ordinal` below the bound the new version itself is the
             // first the slow path merges.
@@ -899,14 +897,12 @@ impl ColumnGuard<'_> {
         span.bytes = newest.bytes;
         st.bytes -= dropped;
         newest.parts.drain(..).for_each(|p| recycle_part(&self.column.memory, p));
-        newest.bytes = 0;
         st.spare = Some(newest);
     }
 
     /// [`ColumnGuard::publish`] into the version at `pos`, which holds
-    /// `ordinal` in its span.
-    fn publish_into(&mut self, pos: usize, ordinal: u64, part: Part, bound: MergeBound) {
-        let nrows = self.nrows();
+    /// `ordinal` in its span, of a column of `nrows` rows.
+    fn publish_into(&mut self, pos: usize, nrows: u32, ordinal: u64, part: Part, bound: MergeBound) {
         let st = &mut *self.state;
         // Row counts never decrease with ordinal: a version sees every row
         // an older version may have made live.
