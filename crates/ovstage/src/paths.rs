@@ -12,19 +12,63 @@ use smallvec::SmallVec;
 use crate::handles::HandleTable;
 use ovstage_types::sync::{read, write};
 
-/// Whether every path is at most `known` (`known` below 2^63), in one
-/// pass without branches or an early exit, so that it vectorizes with the
-/// instructions every x86-64 has (no unsigned 64-bit compare among them).
+/// A path as a caller hands it to a new list: a [`PrimPath`], or a raw id
+/// as C passes it (which may be 0).
+trait PathId: Copy {
+    /// The id.
+    fn raw(self) -> u64;
+    /// The path, once the ids were checked (see `all_known`): 0 never gets
+    /// into a list (it becomes `/` here, only to keep a refused list's
+    /// scratch copy valid).
+    fn path(self) -> PrimPath;
+}
+
+impl PathId for PrimPath {
+    #[inline(always)]
+    fn raw(self) -> u64 {
+        self.get()
+    }
+
+    #[inline(always)]
+    fn path(self) -> PrimPath {
+        self
+    }
+}
+
+impl PathId for u64 {
+    #[inline(always)]
+    fn raw(self) -> u64 {
+        self
+    }
+
+    #[inline(always)]
+    fn path(self) -> PrimPath {
+        // A compare and a blend per vector: a branch would not vectorize.
+        PrimPath::from_raw(self).unwrap_or(ROOT)
+    }
+}
+
+/// Whether an id is a path the dictionary knows, as a top bit, for
+/// `known` below 2^63: branch-free, so that a loop over a list vectorizes
+/// with the instructions every x86-64 has (no unsigned 64-bit compare
+/// among them).
 ///
-/// A path `p` (never 0) is known when `p <= known`: then `known - p` and
-/// `p` are both below 2^63. When `p > known`, either `p >= 2^63` or
-/// `known - p` wraps to at least 2^63. So the top bit of
-/// `(known - p) | p`, ORed over all paths, is clear exactly when all are
-/// known.
+/// A path `p` is known when `1 <= p <= known`: then `known - p` and
+/// `p - 1` are both below 2^63. For `p = 0`, or `p > known + 2^63`,
+/// `p - 1` is at least 2^63; for any other `p > known`, `known - p` wraps
+/// to at least 2^63. So the top bit of `(known - p) | (p - 1)`, ORed over
+/// a list, is clear exactly when all its ids are known (and none is 0).
 #[inline(always)]
-fn all_known(paths: &[PrimPath], known: u64) -> bool {
+fn unknown_bit(p: u64, known: u64) -> u64 {
+    known.wrapping_sub(p) | p.wrapping_sub(1)
+}
+
+/// Whether every path is known (see `unknown_bit`), in one pass without
+/// branches or an early exit.
+#[inline(always)]
+fn all_known<P: PathId>(paths: &[P], known: u64) -> bool {
     debug_assert!((1..1 << 63).contains(&known));
-    let acc = paths.iter().fold(0u64, |acc, p| acc | known.wrapping_sub(p.get()) | p.get());
+    let acc = paths.iter().fold(0u64, |acc, p| acc | unknown_bit(p.raw(), known));
     acc >> 63 == 0
 }
 
@@ -32,11 +76,11 @@ fn all_known(paths: &[PrimPath], known: u64) -> bool {
 /// `all_known` does) in the same loop; false when one is unknown (`to`
 /// then holds a copy that must not be used).
 #[inline(always)]
-fn copy_known(to: &mut [PrimPath], paths: &[PrimPath], known: u64) -> bool {
+fn copy_known<P: PathId>(to: &mut [PrimPath], paths: &[P], known: u64) -> bool {
     let mut acc = 0u64;
     for (to, p) in to.iter_mut().zip(paths) {
-        acc |= known.wrapping_sub(p.get()) | p.get();
-        *to = *p;
+        acc |= unknown_bit(p.raw(), known);
+        *to = p.path();
     }
     acc >> 63 == 0
 }
@@ -458,6 +502,19 @@ impl PathDictionary {
     /// and copies with them.
     #[inline(always)]
     pub fn create_path_list(&self, paths: &[PrimPath]) -> Result<PathList> {
+        self.create_list_of(paths)
+    }
+
+    /// [`PathDictionary::create_path_list`] of raw path ids as C passes
+    /// them: `paths[i]` = 0 is an error naming `i`. Checked in the loop
+    /// that copies them, not in a pass before.
+    #[inline(always)]
+    pub fn create_path_list_from_ids(&self, paths: &[u64]) -> Result<PathList> {
+        self.create_list_of(paths)
+    }
+
+    #[inline(always)]
+    fn create_list_of<P: PathId>(&self, paths: &[P]) -> Result<PathList> {
         let known = self.known_paths();
         let len = paths.len();
         if len >= SPARE_MIN_PATHS && self.spare_len.load(Ordering::Relaxed) == len {
@@ -469,14 +526,15 @@ impl PathDictionary {
     /// [`PathDictionary::create_path_list`] into a new entry: inline for
     /// a short list, else a new buffer.
     #[inline(always)]
-    fn insert_fresh(&self, paths: &[PrimPath], known: u64) -> Result<PathList> {
+    fn insert_fresh<P: PathId>(&self, paths: &[P], known: u64) -> Result<PathList> {
         if !all_known(paths, known) {
             return Err(Self::first_unknown(paths, known));
         }
+        let paths = paths.iter().map(|p| p.path());
         let paths = if paths.len() <= INLINE_PATHS {
-            ListPaths::Inline(SmallVec::from_slice(paths))
+            ListPaths::Inline(paths.collect())
         } else {
-            ListPaths::Shared(paths.into())
+            ListPaths::Shared(paths.collect())
         };
         Ok(self.insert_list(paths))
     }
@@ -486,26 +544,31 @@ impl PathDictionary {
     /// lock when the list is short enough (`LOCKED_FILL_PATHS`), taken out
     /// first otherwise. A refused list leaves the buffer kept.
     #[inline(always)]
-    fn insert_into_kept(&self, paths: &[PrimPath], known: u64) -> Result<PathList> {
+    fn insert_into_kept<P: PathId>(&self, paths: &[P], known: u64) -> Result<PathList> {
         let len = paths.len();
         let mut t = self.lists.locked();
-        // Kept buffers are unique (see `worth_keeping`).
-        let taken = t.extra().take_if(|b| b.len() == len && Arc::get_mut(b).is_some());
+        let taken = t.extra().take_if(|b| b.len() == len);
         let Some(mut buffer) = taken else {
             drop(t);
             return self.insert_fresh(paths, known);
         };
         self.spare_len.store(0, Ordering::Relaxed);
+        // Kept buffers are unique (see `worth_keeping`; nothing reaches a
+        // kept one), so this is their one uniqueness check (an atomic
+        // compare-exchange, not free).
+        let Some(to) = Arc::get_mut(&mut buffer) else {
+            drop(t);
+            return self.insert_fresh(paths, known);
+        };
         if len > LOCKED_FILL_PATHS {
             drop(t);
-            let copied = Arc::get_mut(&mut buffer).is_some_and(|to| copy_known(to, paths, known));
-            if !copied {
+            if !copy_known(to, paths, known) {
                 self.keep_spare(buffer);
                 return Err(Self::first_unknown(paths, known));
             }
             return Ok(self.insert_list(ListPaths::Shared(buffer)));
         }
-        if !Arc::get_mut(&mut buffer).is_some_and(|to| copy_known(to, paths, known)) {
+        if !copy_known(to, paths, known) {
             self.spare_len.store(len, Ordering::Relaxed);
             *t.extra() = Some(buffer);
             drop(t);
@@ -539,10 +602,15 @@ impl PathDictionary {
         }
     }
 
+    /// The error of a list that `all_known` refused: its first 0 (C's
+    /// invalid path) if it has one, else its first unknown path.
     #[cold]
-    fn first_unknown(paths: &[PrimPath], known: u64) -> Error {
-        let bad = paths.iter().find(|p| p.get() > known).expect("an unknown path");
-        Self::unknown_path(bad)
+    fn first_unknown<P: PathId>(paths: &[P], known: u64) -> Error {
+        if let Some(i) = paths.iter().position(|p| p.raw() == 0) {
+            return Error::invalid_argument(format!("paths[{i}] is the invalid path 0"));
+        }
+        let bad = paths.iter().find(|p| p.raw() > known).expect("an unknown path");
+        Self::unknown_path(bad.path())
     }
 
     fn insert_list(&self, paths: ListPaths) -> PathList {
@@ -686,6 +754,21 @@ mod tests {
                 assert_eq!(e.message(), "prim path 0x63 is not from this dictionary");
                 assert_eq!(kept(&d), expect_kept, "a refused list leaves the kept buffer kept");
                 assert_eq!(d.live_path_lists(), 0);
+                // Raw ids as C passes them: a 0 anywhere is named (before
+                // an unknown path), and the kept buffer, which the refused
+                // ids were copied into, is kept and fills right next time.
+                let raw: Vec<u64> = good.iter().map(|p| p.get()).collect();
+                let mut zero = raw.clone();
+                zero[n - 1] = 0;
+                zero[0] = 99;
+                let e = d.create_path_list_from_ids(&zero).unwrap_err();
+                assert_eq!(e.status(), Status::InvalidArgument);
+                assert_eq!(e.message(), format!("paths[{}] is the invalid path 0", n - 1));
+                assert_eq!(kept(&d), expect_kept, "a refused list leaves the kept buffer kept");
+                let l = d.create_path_list_from_ids(&raw).unwrap();
+                assert_eq!(&d.path_list_paths(l).unwrap()[..], &good[..], "{n} raw ids, round {round}");
+                d.release_path_list_reference(l).unwrap();
+                assert_eq!(d.live_path_lists(), 0);
             }
             let _ = d.lists.locked().extra().take();
             d.spare_len.store(0, Ordering::Relaxed);
@@ -793,6 +876,11 @@ mod tests {
             {
                 assert_eq!(ok(&[1, id, known]), id <= known, "{id} with {known} paths");
                 assert_eq!(ok(&[id]), id <= known, "{id} with {known} paths");
+                // The same ids raw, as C passes them.
+                assert_eq!(all_known(&[1, id, known], known), id <= known, "raw {id} with {known} paths");
+            }
+            for ids in [&[0][..], &[1, 0, known], &[known, u64::MAX, 0]] {
+                assert!(!all_known(ids, known), "{ids:?} with {known} paths: 0 is never known");
             }
         }
     }
