@@ -29,12 +29,20 @@ pub(super) struct Meta {
     pub(super) filter: Option<String>,
     /// How many rounds each case ran on each library.
     pub(super) rounds: usize,
+    /// How many more rounds the chunks of cases near 1x ran (see
+    /// `CONFIRM_BELOW`).
+    pub(super) confirm: usize,
     /// Cases per chunk (0: not run in chunks, e.g. read from CSV files).
     pub(super) chunk: usize,
     /// GPU cases left out.
     pub(super) gpu_skipped: usize,
     /// The chart's path relative to BENCHMARKS.md.
     pub(super) chart: Option<String>,
+}
+
+/// Whether a figure is over more rounds than the run's first ones.
+fn more_rounds(t: &Result<Timing, String>, meta: &Meta) -> bool {
+    t.as_ref().is_ok_and(|t| t.rounds > meta.rounds)
 }
 
 /// `n` and `what`, with an `s` unless `n` is 1.
@@ -47,9 +55,13 @@ fn md(text: &str) -> String {
     text.replace('|', "\\|")
 }
 
-/// A table cell: the median and its spread, or the error.
+/// A table cell: the median and its spread, or the error; a figure over
+/// more rounds than the run's (a confirmed case) says how many.
 fn cell(r: &Result<Timing, String>, rounds: usize) -> String {
     match r {
+        Ok(t) if t.rounds > rounds => {
+            format!("{} ±{:.0}% ({} rounds)", show_time(t.median), t.spread * 100.0, t.rounds)
+        }
         Ok(t) if rounds > 1 => format!("{} ±{:.0}%", show_time(t.median), t.spread * 100.0),
         Ok(t) => show_time(t.median),
         Err(e) => format!("error: {}", md(e)),
@@ -80,6 +92,17 @@ pub(super) fn render(meta: &Meta, rows: &[Row], families: &[Family], totals: &To
         let _ = writeln!(t, "- Rounds: {}, in chunks of {} cases", meta.rounds, meta.chunk);
     } else {
         let _ = writeln!(t, "- Rounds: {}", meta.rounds);
+    }
+    if meta.confirm > 0 {
+        let confirmed = rows.iter().filter(|r| [&r.ours, &r.reference].iter().any(|t| more_rounds(t, meta))).count();
+        let _ = writeln!(
+            t,
+            "- Confirmation: the chunks holding a case below {} after those rounds ran {} more \
+             ({} confirmed; their cells say how many rounds)",
+            ratio_label(super::CONFIRM_BELOW),
+            meta.confirm,
+            plural(confirmed, "case"),
+        );
     }
     let mut cases = totals.cases.to_string();
     if let Some(f) = &meta.filter {
@@ -180,12 +203,18 @@ mod tests {
 
     #[test]
     fn the_section_has_the_header_families_cases_and_errors() {
-        let rows = vec![
+        let mut rows = vec![
             row("BM_A/1", Some(1000.0), Some(4000.0)),
             row("BM_A/2", Some(1000.0), Some(1000.0)),
             row("BM_B/1", Some(2000.0), Some(1000.0)),
             row("BM_B/x|y", None, Some(1000.0)),
         ];
+        // BM_A/2 and BM_B/1 ran 4 confirmation rounds (near 1x).
+        for r in &mut rows[1..3] {
+            for t in [&mut r.ours, &mut r.reference] {
+                t.as_mut().unwrap().rounds = 7;
+            }
+        }
         let meta = Meta {
             command: "cargo xtask bench-reference DIR".into(),
             date: "2026-12-01 03:00 UTC".into(),
@@ -193,6 +222,7 @@ mod tests {
             min_time: Some("0.1".into()),
             filter: None,
             rounds: 3,
+            confirm: 4,
             chunk: 10,
             gpu_skipped: 33,
             chart: Some("docs/bench-reference.svg".into()),
@@ -203,6 +233,9 @@ mod tests {
             "- Machine: Some CPU, 2 cores",
             "- Min time: 0.1 s",
             "- Rounds: 3, in chunks of 10 cases",
+            "- Confirmation: the chunks holding a case below 1.25× after those rounds ran 4 more (2 cases \
+             confirmed; their cells say how many rounds)",
+            "| BM_B/1 | 2.00 µs ±0% (7 rounds) | 1.00 µs ±0% (7 rounds) | 0.50× |",
             "- Cases: 4 (33 GPU cases skipped); 3 ran on both",
             "- Slower than 1×: 1 of 3",
             "- Geometric mean of published / ours: 1.26×",

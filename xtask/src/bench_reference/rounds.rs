@@ -20,6 +20,12 @@
 //! either library moves nothing, and it is what a repeated run would
 //! typically show. The spread printed beside it (the largest deviation of a
 //! round from the median) says how far to trust it.
+//!
+//! Near parity one round's noise decides which side of 1x a case lands
+//! on, so chunks holding a case close to it run more rounds afterwards
+//! (confirmation rounds, in the same alternating order: see
+//! `CONFIRM_BELOW` in the module above): those cases' figures are medians
+//! over all their rounds, and their cells say how many.
 
 use super::gbench::Outcome;
 
@@ -56,6 +62,8 @@ pub(super) struct Timing {
     pub(super) median: f64,
     /// `max |round - median| / median`.
     pub(super) spread: f64,
+    /// How many rounds the figure is over.
+    pub(super) rounds: usize,
 }
 
 /// The rounds of one case on one library.
@@ -89,7 +97,7 @@ impl Samples {
         let median = median(&self.times).ok_or("no result")?;
         let spread =
             if median > 0.0 { self.times.iter().map(|t| (t - median).abs() / median).fold(0.0, f64::max) } else { 0.0 };
-        Ok(Timing { median, spread })
+        Ok(Timing { median, spread, rounds: self.times.len() })
     }
 }
 
@@ -143,6 +151,7 @@ mod tests {
         }
         let t = s.result().unwrap();
         assert_eq!(t.median, 100.0);
+        assert_eq!(t.rounds, 3);
         assert!((t.spread - 0.3).abs() < 1e-12);
 
         s.add(Outcome::Error("boom".into()));

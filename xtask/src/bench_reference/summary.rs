@@ -138,7 +138,9 @@ pub(super) mod tests {
 
     /// A row from two medians (`None`: an error).
     pub(crate) fn row(case: &str, ours: Option<f64>, reference: Option<f64>) -> Row {
-        let t = |v: Option<f64>| v.map(|median| Timing { median, spread: 0.0 }).ok_or_else(|| "failed".to_owned());
+        let t = |v: Option<f64>| {
+            v.map(|median| Timing { median, spread: 0.0, rounds: 3 }).ok_or_else(|| "failed".to_owned())
+        };
         Row { case: case.into(), ours: t(ours), reference: t(reference) }
     }
 
