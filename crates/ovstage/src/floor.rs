@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use ovstage_sched::{CellKey, FloorScope as SchedScope, Job, OpSpec, Order, Unboxed};
+use ovstage_sched::{CellKey, FloorScope as SchedScope, OpSpec, Order, Unboxed};
 use ovstage_types::sync::read;
 use ovstage_types::{Error, OpId, Ordinal, OrdinalQueryHandle, Result, Timeout};
 use smallvec::SmallVec;
@@ -122,17 +122,20 @@ impl StageInner {
         let key = self.next_handle_key();
         let state = Arc::new(OrdinalQueryState { key, op: OpCell::default(), value: AnswerCell::default() });
         let job_state = state.clone();
-        let job: Job = Box::new(move || {
-            job_state.value.set(answer());
-            Ok(())
-        });
         let spec = OpSpec::new(Order::AfterFloors).producing(key).labelled("ordinal_query");
         let cheap = match cost {
             AnswerCost::Constant => true,
             AnswerCost::PerAttribute => read(&self.families).all.len() <= INLINE_PASS_ATTRIBUTES,
         };
         let spec = if cheap { spec.on_submitter_when_ready() } else { spec };
-        let op = self.sched.submit(&spec, job)?;
+        // Unboxed: an answer given on the submitting thread at once (the
+        // usual case) allocates no job.
+        let op = self.sched.submit_with(&spec, move || {
+            Ok::<_, Error>(Unboxed(move || {
+                job_state.value.set(answer());
+                Ok(())
+            }))
+        })?;
         state.op.set(op);
         let raw = self.ordinal_queries.insert_with(|_| state);
         Ok(Enqueued { handle: OrdinalQueryHandle::from_raw(raw).expect("never 0"), op })

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ovstage_sched::{Failure, Job, OpSpec};
+use ovstage_sched::{Failure, OpSpec, Unboxed};
 use ovstage_types::{
     Error, FilterOp, OpId, PathList, PrimPath, QueryHandle, QueryResultId, Result, Status, Timeout, Token,
 };
@@ -233,13 +233,16 @@ impl Stage {
         let key = FilterKey::of(&tests, &scope);
         let spec = if inner.has_cached(key.as_ref()) { spec.on_submitter_when_ready() } else { spec };
         let (owner, job_state) = (inner.clone(), state.clone());
-        let job: Job = Box::new(move || {
-            let result = owner.resolve_filter(&tests, &scope, key);
-            let failure = result.as_ref().err().cloned();
-            let _ = job_state.resolved.set(result);
-            failure.map_or(Ok(()), |e| Err(Failure::from(e)))
-        });
-        let op = inner.sched.submit(&spec, job)?;
+        // Unboxed: a cached filter resolved on this thread at once (see
+        // above) allocates no job.
+        let op = inner.sched.submit_with(&spec, move || {
+            Ok::<_, Error>(Unboxed(move || {
+                let result = owner.resolve_filter(&tests, &scope, key);
+                let failure = result.as_ref().err().cloned();
+                let _ = job_state.resolved.set(result);
+                failure.map_or(Ok(()), |e| Err(Failure::from(e)))
+            }))
+        })?;
         state.producer.set(op);
         let raw = inner.queries.insert_with(|_| state);
         Ok(Enqueued { handle: QueryHandle::from_raw(raw).expect("never 0"), op })
@@ -290,17 +293,19 @@ impl Stage {
             .ok_or_else(|| Error::invalid_handle(format!("release_query: {query} is unknown or already released")))?;
         let key = state.key;
         let owner = inner.clone();
-        let job: Job = Box::new(move || {
-            if let Some(r) = state.ready() {
-                owner.paths.release_path_list_reference(r.list).map_err(Failure::from)?;
-            }
-            Ok(())
-        });
         // A dictionary reference dropped: cheaper than a lane hand-off, and
         // its waiter raced the lanes for it (2% of releases in a query loop
-        // went to a lane, each costing the waiter microseconds).
+        // went to a lane, each costing the waiter microseconds). Unboxed:
+        // run here at once, it allocates no job.
         let spec = OpSpec::independent().releasing(key).labelled("release_query").on_submitter_when_ready();
-        Ok(inner.sched.submit(&spec, job)?)
+        inner.sched.submit_with(&spec, move || {
+            Ok::<_, Error>(Unboxed(move || {
+                if let Some(r) = state.ready() {
+                    owner.paths.release_path_list_reference(r.list).map_err(Failure::from)?;
+                }
+                Ok(())
+            }))
+        })
     }
 }
 
