@@ -21,6 +21,9 @@ trait PathId: Copy {
     /// into a list (it becomes `/` here, only to keep a refused list's
     /// scratch copy valid).
     fn path(self) -> PrimPath;
+
+    /// Checked `paths` in a new shared buffer.
+    fn shared(paths: &[Self]) -> Arc<[PrimPath]>;
 }
 
 impl PathId for PrimPath {
@@ -32,6 +35,11 @@ impl PathId for PrimPath {
     #[inline(always)]
     fn path(self) -> PrimPath {
         self
+    }
+
+    /// One memcpy (collecting converted them one by one, unvectorized).
+    fn shared(paths: &[Self]) -> Arc<[PrimPath]> {
+        paths.into()
     }
 }
 
@@ -45,6 +53,10 @@ impl PathId for u64 {
     fn path(self) -> PrimPath {
         // A compare and a blend per vector: a branch would not vectorize.
         PrimPath::from_raw(self).unwrap_or(ROOT)
+    }
+
+    fn shared(paths: &[Self]) -> Arc<[PrimPath]> {
+        paths.iter().map(|p| p.path()).collect()
     }
 }
 
@@ -513,11 +525,26 @@ impl PathDictionary {
         self.create_list_of(paths)
     }
 
+    /// Whether a new list of `len` paths would get a new shared buffer
+    /// (it is too long to live in its entry, and no released list left a
+    /// buffer of its length): a hint, as of now, for a caller choosing how
+    /// to pass its paths, since converting raw ids into a new buffer costs
+    /// more than copying paths (either call gives the same list and the
+    /// same errors whatever the answer).
+    #[inline(always)]
+    pub fn needs_new_buffer(&self, len: usize) -> bool {
+        len > INLINE_PATHS && !self.keeps_buffer_for(len)
+    }
+
+    #[inline(always)]
+    fn keeps_buffer_for(&self, len: usize) -> bool {
+        len >= SPARE_MIN_PATHS && self.spare_len.load(Ordering::Relaxed) == len
+    }
+
     #[inline(always)]
     fn create_list_of<P: PathId>(&self, paths: &[P]) -> Result<PathList> {
         let known = self.known_paths();
-        let len = paths.len();
-        if len >= SPARE_MIN_PATHS && self.spare_len.load(Ordering::Relaxed) == len {
+        if self.keeps_buffer_for(paths.len()) {
             return self.insert_into_kept(paths, known);
         }
         self.insert_fresh(paths, known)
@@ -530,11 +557,17 @@ impl PathDictionary {
         if !all_known(paths, known) {
             return Err(Self::first_unknown(paths, known));
         }
-        let paths = paths.iter().map(|p| p.path());
         let paths = if paths.len() <= INLINE_PATHS {
-            ListPaths::Inline(paths.collect())
+            // Filled in place: collecting into the SmallVec pushed one by
+            // one, checking its capacity each time (a third of the cost
+            // of a short list).
+            let mut inline = [ROOT; INLINE_PATHS];
+            for (to, p) in inline.iter_mut().zip(paths) {
+                *to = p.path();
+            }
+            ListPaths::Inline(SmallVec::from_buf_and_len(inline, paths.len()))
         } else {
-            ListPaths::Shared(paths.collect())
+            ListPaths::Shared(P::shared(paths))
         };
         Ok(self.insert_list(paths))
     }
@@ -773,6 +806,26 @@ mod tests {
             let _ = d.lists.locked().extra().take();
             d.spare_len.store(0, Ordering::Relaxed);
         }
+    }
+
+    /// The hint a caller uses to choose how to pass its paths: a list
+    /// needs a new buffer when it is too long for its entry and no
+    /// released list of its length left one.
+    #[test]
+    fn a_new_buffer_is_needed_unless_the_list_is_short_or_one_is_kept() {
+        let d = PathDictionary::new();
+        let p = d.intern_path("/A").unwrap();
+        assert!(!d.needs_new_buffer(0));
+        assert!(!d.needs_new_buffer(INLINE_PATHS));
+        assert!(d.needs_new_buffer(INLINE_PATHS + 1));
+        let l = d.create_path_list(&[p; 64]).unwrap();
+        assert!(d.needs_new_buffer(64), "the list holds its buffer");
+        d.release_path_list_reference(l).unwrap();
+        assert!(!d.needs_new_buffer(64), "kept for the next list of 64");
+        assert!(d.needs_new_buffer(65));
+        let l = d.create_path_list_from_ids(&[p.get(); 64]).unwrap();
+        assert!(d.needs_new_buffer(64), "taken again");
+        d.release_path_list_reference(l).unwrap();
     }
 
     /// A short list stays in its entry until its paths are asked for as a
