@@ -65,6 +65,9 @@ type Cases = Vec<(String, Samples, Samples)>;
 /// settle it. A case that errs is left as it is.
 pub(super) const CONFIRM_BELOW: f64 = 1.25;
 
+/// Confirmation rounds unless `--confirm` says otherwise.
+const DEFAULT_CONFIRM: usize = 4;
+
 /// What to run and where the results go.
 #[derive(Clone, Debug, PartialEq)]
 struct Options {
@@ -92,7 +95,7 @@ fn parse_args(args: &[String], alias: bool) -> Result<Options, String> {
         filter: None,
         min_time: None,
         rounds: 3,
-        confirm: 4,
+        confirm: DEFAULT_CONFIRM,
         chunk: 10,
         gpu: false,
         write: !alias,
@@ -152,7 +155,7 @@ fn command_line(o: &Options) -> String {
         c += &format!(" --min-time {m}");
     }
     c += &format!(" --rounds {}", o.rounds);
-    if o.confirm != 4 {
+    if o.confirm != DEFAULT_CONFIRM {
         c += &format!(" --confirm {}", o.confirm);
     }
     if o.chunk != 10 {
