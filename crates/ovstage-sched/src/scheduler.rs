@@ -525,6 +525,16 @@ impl Scheduler {
         self.submit_with(spec, || Ok(job))
     }
 
+    /// [`Scheduler::submit`] of a closure that is boxed only if the op
+    /// cannot run on this thread at once (see [`Unboxed`]).
+    pub fn submit_unboxed(
+        &self,
+        spec: &OpSpec,
+        job: impl FnOnce() -> Result<(), Failure> + Send + 'static,
+    ) -> Result<OpId, QueueFull> {
+        self.submit_with(spec, || Ok(Unboxed(job)))
+    }
+
     /// Refuses a submission that would exceed `max_ops` unreleased ops,
     /// unless it releases a handle. Racing submitters may overshoot the
     /// bound by their number: it bounds memory, not an exact count.

@@ -130,11 +130,9 @@ impl StageInner {
         let spec = if cheap { spec.on_submitter_when_ready() } else { spec };
         // Unboxed: an answer given on the submitting thread at once (the
         // usual case) allocates no job.
-        let op = self.sched.submit_with(&spec, move || {
-            Ok::<_, Error>(Unboxed(move || {
-                job_state.value.set(answer());
-                Ok(())
-            }))
+        let op = self.sched.submit_unboxed(&spec, move || {
+            job_state.value.set(answer());
+            Ok(())
         })?;
         state.op.set(op);
         let raw = self.ordinal_queries.insert_with(|_| state);

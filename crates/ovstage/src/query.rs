@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ovstage_sched::{Failure, OpSpec, Unboxed};
+use ovstage_sched::{Failure, OpSpec};
 use ovstage_types::{
     Error, FilterOp, OpId, PathList, PrimPath, QueryHandle, QueryResultId, Result, Status, Timeout, Token,
 };
@@ -235,13 +235,11 @@ impl Stage {
         let (owner, job_state) = (inner.clone(), state.clone());
         // Unboxed: a cached filter resolved on this thread at once (see
         // above) allocates no job.
-        let op = inner.sched.submit_with(&spec, move || {
-            Ok::<_, Error>(Unboxed(move || {
-                let result = owner.resolve_filter(&tests, &scope, key);
-                let failure = result.as_ref().err().cloned();
-                let _ = job_state.resolved.set(result);
-                failure.map_or(Ok(()), |e| Err(Failure::from(e)))
-            }))
+        let op = inner.sched.submit_unboxed(&spec, move || {
+            let result = owner.resolve_filter(&tests, &scope, key);
+            let failure = result.as_ref().err().cloned();
+            let _ = job_state.resolved.set(result);
+            failure.map_or(Ok(()), |e| Err(Failure::from(e)))
         })?;
         state.producer.set(op);
         let raw = inner.queries.insert_with(|_| state);
@@ -298,14 +296,12 @@ impl Stage {
         // went to a lane, each costing the waiter microseconds). Unboxed:
         // run here at once, it allocates no job.
         let spec = OpSpec::independent().releasing(key).labelled("release_query").on_submitter_when_ready();
-        inner.sched.submit_with(&spec, move || {
-            Ok::<_, Error>(Unboxed(move || {
-                if let Some(r) = state.ready() {
-                    owner.paths.release_path_list_reference(r.list).map_err(Failure::from)?;
-                }
-                Ok(())
-            }))
-        })
+        Ok(inner.sched.submit_unboxed(&spec, move || {
+            if let Some(r) = state.ready() {
+                owner.paths.release_path_list_reference(r.list).map_err(Failure::from)?;
+            }
+            Ok(())
+        })?)
     }
 }
 
