@@ -274,9 +274,8 @@ fn run_rounds(
     run_plan(&chunks, rounds, "round", started, &mut samples, &mut run)?;
     if confirm > 0 {
         let close = |case: &String| {
-            samples.get(case.as_str()).is_some_and(|(ours, reference)| match (ours.result(), reference.result()) {
-                (Ok(o), Ok(r)) => o.median > 0.0 && r.median / o.median < CONFIRM_BELOW,
-                _ => false,
+            samples.get(case.as_str()).is_some_and(|(ours, reference)| {
+                summary::ratio(&ours.result(), &reference.result()).is_some_and(|r| r < CONFIRM_BELOW)
             })
         };
         let doubtful: Vec<&[String]> = chunks.iter().copied().filter(|c| c.iter().any(close)).collect();

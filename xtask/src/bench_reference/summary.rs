@@ -20,10 +20,15 @@ pub(super) struct Row {
 impl Row {
     /// reference / ours, when the case ran on both.
     pub(super) fn ratio(&self) -> Option<f64> {
-        match (&self.ours, &self.reference) {
-            (Ok(o), Ok(r)) if o.median > 0.0 && r.median > 0.0 => Some(r.median / o.median),
-            _ => None,
-        }
+        ratio(&self.ours, &self.reference)
+    }
+}
+
+/// reference / ours of a case's figures, when it ran on both.
+pub(super) fn ratio(ours: &Result<Timing, String>, reference: &Result<Timing, String>) -> Option<f64> {
+    match (ours, reference) {
+        (Ok(o), Ok(r)) if o.median > 0.0 && r.median > 0.0 => Some(r.median / o.median),
+        _ => None,
     }
 }
 
