@@ -326,6 +326,19 @@ impl OrderState {
         deps
     }
 
+    /// Whether an op ordered by `order`, using and releasing no handle,
+    /// would have nothing to wait for, so that it can complete before
+    /// anything is filed for it (see `Scheduler::submit_brief`). False for
+    /// the orderings whose registration files the op itself (mutations,
+    /// barriers, advances): they must be registered.
+    pub(crate) fn holds_back_nothing_of(&self, order: &Order) -> bool {
+        match order {
+            Order::Independent => true,
+            Order::AfterFloors => self.floor_tail.as_ref().is_none_or(|tail| tail.node.is_complete()),
+            Order::Mutation { .. } | Order::Barrier { .. } | Order::FloorAdvance { .. } => false,
+        }
+    }
+
     /// The registration of an op that only releases `handle`, when no
     /// pending op produces or uses the handle: its record is removed and
     /// true returned (the release has nothing to wait for). False, with

@@ -613,6 +613,68 @@ impl Scheduler {
         self.submit_work(spec, || Ok::<_, QueueFull>(Work::<Job>::Mark))
     }
 
+    /// Submits an op whose work is brief and cannot fail: an answer read
+    /// from state the stage keeps current (a floor, the oldest preserved
+    /// ordinal). When nothing holds it back it runs as it is submitted,
+    /// under the ordering lock, and is born complete: it gets an id and a
+    /// slot holding the table's shared complete node, as a release with
+    /// nothing to wait for, and no node, registration or completion of its
+    /// own. Otherwise it is submitted as [`Scheduler::submit_unboxed`] with
+    /// `spec`'s placement. A spec that uses or releases a handle, an
+    /// ordering other than [`Order::Independent`] or
+    /// [`Order::AfterFloors`], one lane (its executions never overlap),
+    /// a lane submitting and a trace recording (an op it times needs a
+    /// node) all take the usual path.
+    ///
+    /// Keep `work` to a few hundred nanoseconds: every other ordered
+    /// submission waits for it. Should it panic anyway, the op is failed
+    /// (born failed, with the panic's message), as any job's panic fails
+    /// its op.
+    ///
+    /// [`Order::Independent`]: crate::Order::Independent
+    /// [`Order::AfterFloors`]: crate::Order::AfterFloors
+    pub fn submit_brief(&self, spec: &OpSpec, work: impl FnOnce() + Send + 'static) -> Result<OpId, QueueFull> {
+        let shared = &*self.shared;
+        let eligible = spec.uses.is_empty()
+            && spec.releases.is_none()
+            && spec.traced.is_none()
+            && shared.serial.is_none()
+            && !ON_LANE.with(Cell::get);
+        if eligible {
+            let order = shared.lock_order_to_submit();
+            self.room_for(spec)?;
+            if order.holds_back_nothing_of(&spec.order) {
+                return Ok(match catch_unwind(AssertUnwindSafe(work)) {
+                    Ok(()) => {
+                        let id = shared.table.insert_done();
+                        drop(order);
+                        shared.ring.born_done(id);
+                        id
+                    }
+                    Err(payload) => {
+                        // A node of its own, never registered: nothing
+                        // orders after a failed answer.
+                        let node = shared.table.insert_new(None, None, None);
+                        drop(order);
+                        shared.ring.submitted(node.id);
+                        node.start_unqueued();
+                        let failure = Failure::from(Error::internal(format!(
+                            "{} panicked while executing: {}",
+                            node.id,
+                            panic_message(&*payload)
+                        )));
+                        shared.complete(&node, Err(failure), &LaneContext { local: None, shared: self.injector() });
+                        node.id
+                    }
+                });
+            }
+        }
+        self.submit_unboxed(spec, move || {
+            work();
+            Ok(())
+        })
+    }
+
     fn submit_work<J: IntoJob, E: From<QueueFull>>(
         &self,
         spec: &OpSpec,

@@ -680,3 +680,142 @@ fn a_marker_follows_the_pending_users_of_its_handle() {
         assert_eq!(s.wait(release, LONG), Ok(()), "{lanes} lanes");
     }
 }
+
+/// A brief op with nothing to wait for is answered as it is submitted, on
+/// the submitting thread, and then behaves as any completed op: its id
+/// follows the ops before it, it polls done, counts against the op bound
+/// and is released once. Its handle orders nothing (it is complete before
+/// anyone has it), so a user of that handle runs at once.
+#[test]
+fn a_brief_op_nothing_holds_back_is_complete_when_submitted() {
+    let s = Scheduler::new(&SchedulerConfig { lanes: Lanes::fixed(2), max_ops: 3, ..SchedulerConfig::default() });
+    let me = std::thread::current().id();
+    let first = s.submit(&OpSpec::independent(), noop()).unwrap();
+    for order in [Order::AfterFloors, Order::Independent] {
+        let ran_on = Arc::new(Mutex::new(None));
+        let r = ran_on.clone();
+        let spec = OpSpec::new(order.clone()).producing(70).on_submitter_when_ready();
+        let brief = s.submit_brief(&spec, move || *r.lock().unwrap() = Some(std::thread::current().id())).unwrap();
+        assert!(brief > first, "{order:?}: ids follow submission order");
+        assert_eq!(*ran_on.lock().unwrap(), Some(me), "{order:?}: answered on the submitter before it returned");
+        assert_eq!(s.is_complete(brief), Some(true));
+        assert_eq!(s.wait(brief, Timeout::POLL), Ok(()));
+        let user = s.submit(&OpSpec::independent().using(70), noop()).unwrap();
+        assert_eq!(s.wait(user, LONG), Ok(()), "{order:?}: its handle holds nothing back");
+        s.release(user).unwrap();
+        s.release(brief).unwrap();
+        assert!(matches!(s.wait(brief, Timeout::POLL), Err(WaitError::Unknown(_))), "{order:?}: released");
+        assert!(s.release(brief).is_err(), "{order:?}: released once");
+    }
+    let _a = s.submit(&OpSpec::independent(), noop()).unwrap();
+    let _b = s.submit(&OpSpec::independent(), noop()).unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = ran.clone();
+    let full = s.submit_brief(&OpSpec::new(Order::AfterFloors), move || {
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    assert_eq!(full.unwrap_err().oldest, Some(first), "a full queue refuses it before it runs");
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+}
+
+/// A brief after-floors op waits for a pending floor advance (and so for
+/// the mutation the advance waits for) and answers once it has completed;
+/// an independent one does not wait for it (with two lanes, where one is
+/// free to answer it).
+#[test]
+fn a_brief_op_behind_a_pending_floor_advance_answers_after_it() {
+    for lanes in [1, 2] {
+        let s = sched(lanes);
+        let (job, gate) = gated();
+        let write = s.submit(&mutation(1, 1), job);
+        let advance = s.submit(&OpSpec::new(Order::FloorAdvance { ordinal: 1, scope: FloorScope::All }), noop());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l = log.clone();
+        let spec = OpSpec::new(Order::AfterFloors).on_submitter_when_ready();
+        let after = s.submit_brief(&spec, move || l.lock().unwrap().push("after floors")).unwrap();
+        let l = log.clone();
+        let independent =
+            s.submit_brief(&OpSpec::independent(), move || l.lock().unwrap().push("independent")).unwrap();
+        if lanes > 1 {
+            // (One lane runs nothing while the gated write holds it.)
+            assert_eq!(s.wait(independent, LONG), Ok(()), "{lanes} lanes");
+        }
+        assert!(is_pending(&s, after), "{lanes} lanes: answered before the advance it follows");
+        assert_eq!(s.wait(after, Timeout::POLL), Err(WaitError::Timeout { lowest_pending: write }));
+        gate.send(()).unwrap();
+        assert_eq!(s.wait(after, LONG), Ok(()), "{lanes} lanes");
+        assert_eq!(s.wait(advance, Timeout::POLL), Ok(()));
+        assert_eq!(s.wait(independent, LONG), Ok(()), "{lanes} lanes");
+        let log = log.lock().unwrap().clone();
+        match lanes {
+            1 => assert!(log.len() == 2 && log.contains(&"independent"), "each answered once: {log:?}"),
+            _ => assert_eq!(log, ["independent", "after floors"], "each answered once"),
+        }
+    }
+}
+
+/// A brief op that panics, answered at once or after waiting, fails with
+/// INTERNAL and the panic's message, is reported to the failure hook, and
+/// leaves the scheduler working (the ordering lock it ran under is free).
+#[test]
+fn a_brief_op_that_panics_fails_with_internal() {
+    let reported = Arc::new(Mutex::new(Vec::new()));
+    let r = reported.clone();
+    let hook = ovstage_sched::FailureHook(Arc::new(move |op, _: &ovstage_sched::Failure| r.lock().unwrap().push(op)));
+    let s = Scheduler::new(&SchedulerConfig {
+        lanes: Lanes::fixed(2),
+        on_failure: Some(hook),
+        ..SchedulerConfig::default()
+    });
+    let spec = OpSpec::new(Order::AfterFloors).on_submitter_when_ready();
+    let at_once = s.submit_brief(&spec, || panic!("brief kaboom")).unwrap();
+    let (job, gate) = gated();
+    let _write = s.submit(&mutation(1, 1), job).unwrap();
+    let _advance = s.submit(&OpSpec::new(Order::FloorAdvance { ordinal: 1, scope: FloorScope::All }), noop()).unwrap();
+    let later = s.submit_brief(&spec, || panic!("later kaboom")).unwrap();
+    gate.send(()).unwrap();
+    for (op, message) in [(at_once, "brief kaboom"), (later, "later kaboom")] {
+        assert!(matches!(s.wait(op, LONG), Err(WaitError::Failed { .. })), "{message}");
+        let failure = s.failure(op).expect("the panic failed the op");
+        assert_eq!(failure.error.status(), Status::Internal);
+        assert!(failure.error.message().contains(message), "{}", failure.error.message());
+        s.release(op).expect("a failed brief op is released like any op");
+    }
+    assert_eq!(*reported.lock().unwrap(), [at_once, later]);
+    let fine = s.submit_brief(&spec, || {}).unwrap();
+    assert_eq!(s.wait(fine, Timeout::POLL), Ok(()), "the ordering lock was left free");
+}
+
+/// With one lane a brief op is executed as every op is (never beside
+/// another), and a brief op that uses a handle follows its producer.
+#[test]
+fn a_brief_op_on_one_lane_or_using_a_handle_takes_the_usual_path() {
+    let s = sched(1);
+    let (job, gate) = gated();
+    let running = s.submit(&OpSpec::independent(), job);
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = ran.clone();
+    let serial = s
+        .submit_brief(&OpSpec::independent().on_submitter_when_ready(), move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    assert!(is_pending(&s, serial), "ran beside the one lane's running op");
+    gate.send(()).unwrap();
+    assert_eq!(s.wait(serial, LONG), Ok(()));
+    assert_eq!(s.wait(running, LONG), Ok(()));
+    let s = sched(2);
+    let (job, gate) = gated();
+    let producer = s.submit(&OpSpec::independent().producing(71), job);
+    let r = ran.clone();
+    let user = s
+        .submit_brief(&OpSpec::independent().using(71).on_submitter_when_ready(), move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    assert!(is_pending(&s, user), "ran before its handle's producer");
+    gate.send(()).unwrap();
+    assert_eq!(s.wait(user, LONG), Ok(()));
+    assert_eq!(s.wait(producer, Timeout::POLL), Ok(()));
+    assert_eq!(ran.load(Ordering::SeqCst), 2, "each ran once");
+}

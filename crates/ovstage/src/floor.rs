@@ -127,13 +127,18 @@ impl StageInner {
             AnswerCost::Constant => true,
             AnswerCost::PerAttribute => read(&self.families).all.len() <= INLINE_PASS_ATTRIBUTES,
         };
-        let spec = if cheap { spec.on_submitter_when_ready() } else { spec };
-        // Unboxed: an answer given on the submitting thread at once (the
-        // usual case) allocates no job.
-        let op = self.sched.submit_unboxed(&spec, move || {
-            job_state.value.set(answer());
-            Ok(())
-        })?;
+        let answer = move || job_state.value.set(answer());
+        // A cheap answer with no floor advance pending (the usual case) is
+        // given as it is submitted: no job, node or completion. Otherwise
+        // the op waits for the advances and answers where it then runs.
+        let op = if cheap {
+            self.sched.submit_brief(&spec.on_submitter_when_ready(), answer)?
+        } else {
+            self.sched.submit_unboxed(&spec, move || {
+                answer();
+                Ok(())
+            })?
+        };
         state.op.set(op);
         let raw = self.ordinal_queries.insert_with(|_| state);
         Ok(Enqueued { handle: OrdinalQueryHandle::from_raw(raw).expect("never 0"), op })
