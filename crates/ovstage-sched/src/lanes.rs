@@ -65,6 +65,22 @@ pub(crate) struct LaneShared {
 }
 
 impl LaneShared {
+    /// The state shared by the lanes that own `workers`.
+    fn new(workers: &[Worker<Arc<Node>>]) -> LaneShared {
+        LaneShared {
+            injector: Injector::new(),
+            stealers: workers.iter().map(Worker::stealer).collect(),
+            sleep_lock: Mutex::new(()),
+            wake: Condvar::new(),
+            sleepers: AtomicUsize::new(0),
+            spinning: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
+            busy_limit: std::thread::available_parallelism().map_or(1, NonZeroUsize::get).saturating_sub(1).max(1),
+            waking: AtomicBool::new(false),
+            shutdown: AtomicBool::new(false),
+        }
+    }
+
     /// Queues a ready node from a thread that is not a lane.
     pub(crate) fn push(&self, node: Arc<Node>) {
         self.injector.push(node);
@@ -112,14 +128,28 @@ impl LaneShared {
         }
     }
 
-    /// Takes a node queued from outside the lanes, if any (for a thread
-    /// waiting on an op that runs elsewhere: see `Scheduler::wait`).
+    /// Takes a queued node, if any (for a thread waiting on an op that
+    /// runs elsewhere: see `Scheduler::wait`): one queued from outside the
+    /// lanes, else one from a lane's own deque. A lane that finds work
+    /// takes a batch of the queued nodes into its deque, so without the
+    /// second look a waiter would leave most of a burst to that one lane.
     pub(crate) fn take_queued(&self) -> Option<Arc<Node>> {
         loop {
+            let mut retry = false;
             match self.injector.steal() {
                 Steal::Success(node) => return Some(node),
-                Steal::Empty => return None,
-                Steal::Retry => {}
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            for stealer in &self.stealers {
+                match stealer.steal() {
+                    Steal::Success(node) => return Some(node),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
             }
         }
     }
@@ -248,18 +278,7 @@ impl LanePool {
         F: Fn(Arc<Node>, &LaneContext<'_>) + Send + Sync + 'static,
     {
         let workers: Vec<Worker<Arc<Node>>> = (0..lanes).map(|_| Worker::new_fifo()).collect();
-        let shared = Arc::new(LaneShared {
-            injector: Injector::new(),
-            stealers: workers.iter().map(Worker::stealer).collect(),
-            sleep_lock: Mutex::new(()),
-            wake: Condvar::new(),
-            sleepers: AtomicUsize::new(0),
-            spinning: AtomicUsize::new(0),
-            running: AtomicUsize::new(0),
-            busy_limit: std::thread::available_parallelism().map_or(1, NonZeroUsize::get).saturating_sub(1).max(1),
-            waking: AtomicBool::new(false),
-            shutdown: AtomicBool::new(false),
-        });
+        let shared = Arc::new(LaneShared::new(&workers));
         let run = Arc::new(run);
         let threads = workers
             .into_iter()
@@ -316,5 +335,30 @@ where
         }
         run(node, &ctx);
         shared.running.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ovstage_types::OpId;
+
+    fn node(id: u64) -> Arc<Node> {
+        Arc::new(Node::new(OpId::from_raw(id).expect("non-zero"), None, None, None))
+    }
+
+    /// A waiter takes queued nodes from outside first, then from the
+    /// lanes' own deques (where a lane that found work put a batch).
+    #[test]
+    fn a_waiter_takes_from_the_injector_then_from_the_lanes_deques() {
+        let workers: Vec<Worker<Arc<Node>>> = (0..2).map(|_| Worker::new_fifo()).collect();
+        let shared = LaneShared::new(&workers);
+        workers[1].push(node(3));
+        workers[1].push(node(4));
+        shared.injector.push(node(1));
+        shared.injector.push(node(2));
+        let taken: Vec<u64> = std::iter::from_fn(|| shared.take_queued()).map(|n| n.id.get()).collect();
+        assert_eq!(taken, [1, 2, 3, 4]);
+        assert!(!shared.has_work());
     }
 }
