@@ -237,6 +237,11 @@ struct Shared {
     on_failure: Option<FailureHook>,
 }
 
+/// The failure of an op whose job panicked.
+fn panicked(op: OpId, payload: &(dyn std::any::Any + Send)) -> Failure {
+    Failure::from(Error::internal(format!("{op} panicked while executing: {}", panic_message(payload))))
+}
+
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
@@ -269,13 +274,8 @@ impl Shared {
         let result = {
             let _serial = self.serial.as_ref().map(lock);
             match job {
-                Some(job) => catch_unwind(AssertUnwindSafe(|| job.run())).unwrap_or_else(|payload| {
-                    Err(Failure::from(Error::internal(format!(
-                        "{} panicked while executing: {}",
-                        node.id,
-                        panic_message(&*payload)
-                    ))))
-                }),
+                Some(job) => catch_unwind(AssertUnwindSafe(|| job.run()))
+                    .unwrap_or_else(|payload| Err(panicked(node.id, &*payload))),
                 None => Err(Failure::from(Error::internal(format!("{} had no job to run", node.id)))),
             }
         };
@@ -658,11 +658,7 @@ impl Scheduler {
                         drop(order);
                         shared.ring.submitted(node.id);
                         node.start_unqueued();
-                        let failure = Failure::from(Error::internal(format!(
-                            "{} panicked while executing: {}",
-                            node.id,
-                            panic_message(&*payload)
-                        )));
+                        let failure = panicked(node.id, &*payload);
                         shared.complete(&node, Err(failure), &LaneContext { local: None, shared: self.injector() });
                         node.id
                     }
