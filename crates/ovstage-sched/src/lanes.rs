@@ -134,24 +134,7 @@ impl LaneShared {
     /// takes a batch of the queued nodes into its deque, so without the
     /// second look a waiter would leave most of a burst to that one lane.
     pub(crate) fn take_queued(&self) -> Option<Arc<Node>> {
-        loop {
-            let mut retry = false;
-            match self.injector.steal() {
-                Steal::Success(node) => return Some(node),
-                Steal::Retry => retry = true,
-                Steal::Empty => {}
-            }
-            for stealer in &self.stealers {
-                match stealer.steal() {
-                    Steal::Success(node) => return Some(node),
-                    Steal::Retry => retry = true,
-                    Steal::Empty => {}
-                }
-            }
-            if !retry {
-                return None;
-            }
-        }
+        self.steal_with(Injector::steal)
     }
 
     fn has_work(&self) -> bool {
@@ -162,9 +145,15 @@ impl LaneShared {
         if let Some(node) = local.pop() {
             return Some(node);
         }
+        self.steal_with(|injector| injector.steal_batch_and_pop(local))
+    }
+
+    /// The first node found by `from_injector`, else stolen from a lane's
+    /// deque; looked for again while a steal was interrupted by another.
+    fn steal_with(&self, from_injector: impl Fn(&Injector<Arc<Node>>) -> Steal<Arc<Node>>) -> Option<Arc<Node>> {
         loop {
             let mut retry = false;
-            match self.injector.steal_batch_and_pop(local) {
+            match from_injector(&self.injector) {
                 Steal::Success(node) => return Some(node),
                 Steal::Retry => retry = true,
                 Steal::Empty => {}
