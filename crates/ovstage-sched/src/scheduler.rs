@@ -613,23 +613,24 @@ impl Scheduler {
         self.submit_work(spec, || Ok::<_, QueueFull>(Work::<Job>::Mark))
     }
 
-    /// Submits an op whose work is brief and cannot fail: an answer read
+    /// Submits an op whose work is cheap and cannot fail: an answer read
     /// from state the stage keeps current (a floor, the oldest preserved
-    /// ordinal). When nothing holds it back it runs as it is submitted,
-    /// under the ordering lock, and is born complete: it gets an id and a
-    /// slot holding the table's shared complete node, as a release with
-    /// nothing to wait for, and no node, registration or completion of its
-    /// own. Otherwise it is submitted as [`Scheduler::submit_unboxed`] with
-    /// `spec`'s placement. A spec that uses or releases a handle, an
+    /// ordinal). When nothing holds it back it is born complete: under the
+    /// ordering lock it gets an id and a slot holding the table's shared
+    /// complete node, as a release with nothing to wait for, and no node,
+    /// registration or completion of its own; then, the lock released, the
+    /// work runs on this thread before the call returns (nothing can name
+    /// the op before that, so nothing sees it complete before its work
+    /// has run). Otherwise it is submitted as [`Scheduler::submit_unboxed`]
+    /// with `spec`'s placement. A spec that uses or releases a handle, an
     /// ordering other than [`Order::Independent`] or
     /// [`Order::AfterFloors`], one lane (its executions never overlap),
     /// a lane submitting and a trace recording (an op it times needs a
     /// node) all take the usual path.
     ///
-    /// Keep `work` to a few hundred nanoseconds: every other ordered
-    /// submission waits for it. Should it panic anyway, the op is failed
-    /// (born failed, with the panic's message), as any job's panic fails
-    /// its op.
+    /// Should `work` panic anyway, the op is failed (a node of its own
+    /// takes the slot, failed with the panic's message), as any job's
+    /// panic fails its op.
     ///
     /// [`Order::Independent`]: crate::Order::Independent
     /// [`Order::AfterFloors`]: crate::Order::AfterFloors
@@ -641,28 +642,27 @@ impl Scheduler {
             && shared.serial.is_none()
             && !ON_LANE.with(Cell::get);
         if eligible {
-            let order = shared.lock_order_to_submit();
-            self.room_for(spec)?;
-            if order.holds_back_nothing_of(&spec.order) {
-                return Ok(match catch_unwind(AssertUnwindSafe(work)) {
-                    Ok(()) => {
-                        let id = shared.table.insert_done();
-                        drop(order);
-                        shared.ring.born_done(id);
-                        id
-                    }
+            // Outside the lock the work may wait for other locks (a
+            // column's, behind a long image build) without holding up
+            // every other submission.
+            let born = {
+                let order = shared.lock_order_to_submit();
+                self.room_for(spec)?;
+                order.holds_back_nothing_of(&spec.order).then(|| shared.table.insert_done())
+            };
+            if let Some(id) = born {
+                match catch_unwind(AssertUnwindSafe(work)) {
+                    Ok(()) => shared.ring.born_done(id),
                     Err(payload) => {
-                        // A node of its own, never registered: nothing
-                        // orders after a failed answer.
-                        let node = shared.table.insert_new(None, None, None);
-                        drop(order);
-                        shared.ring.submitted(node.id);
+                        // Never registered: nothing orders after it.
+                        let node = Arc::new(Node::new(id, None, None, None));
                         node.start_unqueued();
-                        let failure = panicked(node.id, &*payload);
+                        shared.table.replace_born(id, node.clone());
+                        let failure = panicked(id, &*payload);
                         shared.complete(&node, Err(failure), &LaneContext { local: None, shared: self.injector() });
-                        node.id
                     }
-                });
+                }
+                return Ok(id);
             }
         }
         self.submit_unboxed(spec, move || {

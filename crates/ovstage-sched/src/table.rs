@@ -134,6 +134,20 @@ impl OpWindow {
         }
     }
 
+    /// Puts `node` in the slot of the born-complete op `id` (one whose
+    /// work failed after it was given its id: see
+    /// `Scheduler::submit_brief`), wherever the window has moved it.
+    pub(crate) fn replace_born(&mut self, id: OpId, node: Arc<Node>) {
+        let slot = match id.get().checked_sub(self.base) {
+            Some(idx) => usize::try_from(idx).ok().and_then(|idx| self.slots.get_mut(idx)).and_then(Option::as_mut),
+            None => self.old.get_mut(&id.get()),
+        };
+        debug_assert!(slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, &self.done)), "{id} is not born complete");
+        if let Some(slot) = slot {
+            *slot = node;
+        }
+    }
+
     /// Removes a released op; true when it was live. Its node goes to the
     /// pool while the pool has room, held elsewhere or not (see `pool`).
     pub(crate) fn remove(&mut self, id: OpId) -> bool {
@@ -197,6 +211,11 @@ impl OpTable {
         id
     }
 
+    /// See [`OpWindow::replace_born`].
+    pub(crate) fn replace_born(&self, id: OpId, node: Arc<Node>) {
+        self.write().replace_born(id, node);
+    }
+
     /// Inserts a new op (see [`OpWindow::insert_new`]).
     pub(crate) fn insert_new(&self, job: Option<BoxedJob>, role: Option<Role>, tag: Option<Box<Tag>>) -> Arc<Node> {
         let mut window = self.write();
@@ -232,6 +251,37 @@ mod tests {
 
     fn insert(w: &mut OpWindow) -> Arc<Node> {
         w.insert_new(Some(Box::new(|| Ok(()))), None, None)
+    }
+
+    /// A born-complete op that failed after all gets its own node in its
+    /// slot, also after the window has moved it out (to `old`), and keeps
+    /// it until released; the shared complete node is untouched.
+    #[test]
+    fn a_born_complete_slot_takes_a_node_of_its_own_wherever_it_is() {
+        use crate::node::state;
+        let mut w = OpWindow::starting_at(OpId::from_raw(1).unwrap());
+        let inside = w.insert_done();
+        let kept = w.insert_done();
+        // Enough released ops after them that the window compacts past
+        // `kept` (live) into `old`.
+        for _ in 0..4 * MIN_COMPACTED_WINDOW {
+            let n = insert(&mut w);
+            assert!(w.remove(n.id));
+        }
+        assert!(w.window_len() < 4 * MIN_COMPACTED_WINDOW, "the window compacted");
+        let late = w.insert_done();
+        for id in [inside, kept, late] {
+            let own = Arc::new(Node::new(id, None, None, None));
+            own.state.store(state::FAILED, std::sync::atomic::Ordering::Release);
+            w.replace_born(id, own.clone());
+            assert!(Arc::ptr_eq(w.get(id).unwrap(), &own), "{id}");
+        }
+        assert!(w.done.is_complete() && w.done.load_state() == state::DONE, "the shared node stays done");
+        assert_eq!(w.len(), 3);
+        for id in [inside, kept, late] {
+            assert!(w.remove(id));
+        }
+        assert_eq!(w.len(), 0);
     }
 
     /// A released node nothing else holds is reused, fully reset; one

@@ -756,7 +756,7 @@ fn a_brief_op_behind_a_pending_floor_advance_answers_after_it() {
 
 /// A brief op that panics, answered at once or after waiting, fails with
 /// INTERNAL and the panic's message, is reported to the failure hook, and
-/// leaves the scheduler working (the ordering lock it ran under is free).
+/// leaves the scheduler working.
 #[test]
 fn a_brief_op_that_panics_fails_with_internal() {
     let reported = Arc::new(Mutex::new(Vec::new()));
@@ -783,7 +783,47 @@ fn a_brief_op_that_panics_fails_with_internal() {
     }
     assert_eq!(*reported.lock().unwrap(), [at_once, later]);
     let fine = s.submit_brief(&spec, || {}).unwrap();
-    assert_eq!(s.wait(fine, Timeout::POLL), Ok(()), "the ordering lock was left free");
+    assert_eq!(s.wait(fine, Timeout::POLL), Ok(()));
+}
+
+/// A brief op's work runs after the ordering lock is released: while it
+/// is held up, another thread's ordered submissions go through and run,
+/// and its id still precedes theirs.
+#[test]
+fn a_brief_op_holds_up_no_other_submission_while_it_runs() {
+    let s = Arc::new(sched(2));
+    let (entered, entered_rx) = channel();
+    let (go, go_rx) = channel::<()>();
+    let submitter = {
+        let s = s.clone();
+        std::thread::spawn(move || {
+            s.submit_brief(&OpSpec::new(Order::AfterFloors).on_submitter_when_ready(), move || {
+                entered.send(()).unwrap();
+                let _ = go_rx.recv();
+            })
+            .unwrap()
+        })
+    };
+    entered_rx.recv().unwrap();
+    // On another thread, so that a submission held up fails this test
+    // instead of hanging it.
+    let (done, done_rx) = channel();
+    let other = {
+        let s = s.clone();
+        std::thread::spawn(move || {
+            let write = s.submit(&mutation(1, 1), noop());
+            let advance = s.submit(&OpSpec::new(Order::FloorAdvance { ordinal: 1, scope: FloorScope::All }), noop());
+            done.send((write, s.wait(advance, LONG))).unwrap();
+        })
+    };
+    let outcome = done_rx.recv_timeout(Duration::from_secs(10));
+    go.send(()).unwrap();
+    let (write, advanced) = outcome.expect("an ordered submission waited for the brief op's work");
+    assert_eq!(advanced, Ok(()), "an advance submitted and run while the brief op runs");
+    other.join().unwrap();
+    let brief = submitter.join().unwrap();
+    assert!(brief < write, "its id was given before the work ran");
+    assert_eq!(s.wait(brief, Timeout::POLL), Ok(()));
 }
 
 /// With one lane a brief op is executed as every op is (never beside
