@@ -89,22 +89,19 @@ fn path_at(raw: u64, array: &str, i: usize) -> Result<PrimPath> {
     PrimPath::from_raw(raw).ok_or_else(|| Error::invalid_argument(format!("{array}[{i}] is the invalid path 0")))
 }
 
-/// C's array of path ids `array` as prim paths, without a copy; the first
-/// 0 is an error naming its index.
+/// C's path ids as prim paths, without a copy; `None` when one is 0.
 #[inline(always)]
-fn path_ids<'a>(raw: &'a [u64], array: &str) -> Result<&'a [PrimPath]> {
+fn nonzero_ids(raw: &[u64]) -> Option<&[PrimPath]> {
     // A branch-free OR over all ids (it vectorizes): `id - 1` has its top
     // bit set for 0 (and for ids from 2^63 + 1, which no dictionary makes:
     // those are left to the dictionary's check).
-    if raw.iter().fold(0u64, |acc, id| acc | id.wrapping_sub(1)) >> 63 != 0
-        && let Some(i) = raw.iter().position(|id| *id == 0)
-    {
-        return Err(Error::invalid_argument(format!("{array}[{i}] is the invalid path 0")));
+    if raw.iter().fold(0u64, |acc, id| acc | id.wrapping_sub(1)) >> 63 != 0 && raw.contains(&0) {
+        return None;
     }
     // SAFETY: `PrimPath` is `repr(transparent)` over `NonZeroU64`, which
     // has the size, alignment and (apart from 0) the values of `u64`; no id
     // is 0 (checked above). The slice borrows `raw` for the same lifetime.
-    Ok(unsafe { std::slice::from_raw_parts(raw.as_ptr().cast::<PrimPath>(), raw.len()) })
+    Some(unsafe { std::slice::from_raw_parts(raw.as_ptr().cast::<PrimPath>(), raw.len()) })
 }
 
 /// A new list of C's path ids (0 among them is an error naming its index).
@@ -113,7 +110,8 @@ fn path_ids<'a>(raw: &'a [u64], array: &str) -> Result<&'a [PrimPath]> {
 /// of 2). Into the dictionary's kept buffer, or a short list's entry, the
 /// ids go raw, checked for 0 in the loop that copies them; a list that
 /// needs a new buffer is checked for 0 first and then copied as paths
-/// (one memcpy, where building it from raw ids converts them one by one).
+/// (one memcpy, where building it from raw ids converts them one by one);
+/// one with a 0 goes raw too, for the dictionary's error.
 fn list_of_ids(d: &PathDictionary, raw: &[u64]) -> Result<PathList> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
@@ -127,10 +125,11 @@ fn list_of_ids(d: &PathDictionary, raw: &[u64]) -> Result<PathList> {
 /// the features of its caller.
 #[inline(always)]
 fn list_of_ids_portable(d: &PathDictionary, raw: &[u64]) -> Result<PathList> {
-    if d.needs_new_buffer(raw.len()) {
-        d.create_path_list(path_ids(raw, "paths")?)
-    } else {
-        d.create_path_list_from_ids(raw)
+    match d.needs_new_buffer(raw.len()).then(|| nonzero_ids(raw)).flatten() {
+        Some(paths) => d.create_path_list(paths),
+        // Raw, the ids are checked as they are copied, and a 0 is named
+        // by the dictionary's error.
+        None => d.create_path_list_from_ids(raw),
     }
 }
 
