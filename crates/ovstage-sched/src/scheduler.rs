@@ -257,6 +257,12 @@ impl Shared {
         &self.waits[(id.get() as usize) % WAIT_SHARDS]
     }
 
+    /// Whether work may run on the thread submitting it: not with one
+    /// lane (its executions never overlap) and not from a lane.
+    fn may_run_on_submitter(&self) -> bool {
+        self.serial.is_none() && !ON_LANE.with(Cell::get)
+    }
+
     /// Runs a node if it can still be claimed, then completes it.
     fn execute(&self, node: &Arc<Node>, ctx: &LaneContext<'_>) {
         if !node.claim() {
@@ -636,11 +642,8 @@ impl Scheduler {
     /// [`Order::AfterFloors`]: crate::Order::AfterFloors
     pub fn submit_brief(&self, spec: &OpSpec, work: impl FnOnce() + Send + 'static) -> Result<OpId, QueueFull> {
         let shared = &*self.shared;
-        let eligible = spec.uses.is_empty()
-            && spec.releases.is_none()
-            && spec.traced.is_none()
-            && shared.serial.is_none()
-            && !ON_LANE.with(Cell::get);
+        let eligible =
+            spec.uses.is_empty() && spec.releases.is_none() && spec.traced.is_none() && shared.may_run_on_submitter();
         if eligible {
             // Outside the lock the work may wait for other locks (a
             // column's, behind a long image build) without holding up
@@ -684,9 +687,7 @@ impl Scheduler {
         // wherever its spec would place work.
         let on_submitter = |work: &Work<J>| match work {
             Work::Mark => true,
-            Work::Run(_) => {
-                spec.placement == Placement::SubmitterWhenReady && shared.serial.is_none() && !ON_LANE.with(Cell::get)
-            }
+            Work::Run(_) => spec.placement == Placement::SubmitterWhenReady && shared.may_run_on_submitter(),
         };
         let mut held: Option<Work<J>> = None;
         let mut stored = |work: Work<J>| {
