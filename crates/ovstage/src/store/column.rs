@@ -114,6 +114,15 @@ pub(crate) struct Version {
 }
 
 impl Version {
+    /// Whether its first part writes every row, so that its state folds
+    /// from its own parts alone.
+    pub(super) fn stands_alone(&self) -> bool {
+        matches!(
+            self.parts.first(),
+            Some(Part::Write { rows, .. } | Part::WriteArray { rows, .. }) if rows.covers_all(self.nrows)
+        )
+    }
+
     fn new(ordinal: u64, nrows: u32) -> Version {
         Version {
             ordinal,
@@ -1109,13 +1118,16 @@ impl ColumnGuard<'_> {
     /// holds it). Freed buffers go back to the column's pool.
     pub(crate) fn trim(&mut self, frontier: u64) {
         let Some(base) = self.newest_at(frontier) else { return };
+        // A version whose first part writes every row folds from nothing
+        // older: it stands alone without an image (a read builds one when it
+        // asks). Building it here cost a trim most of its time, spent on
+        // the writers' cache lines, for an image no read may ever ask for.
+        if !self.state.versions[base].stands_alone() {
+            self.image_at(base, true);
+        }
         if base == 0 {
-            if self.state.versions[0].image.is_none() && frontier >= self.state.versions[0].ordinal {
-                self.image_at(0, true);
-            }
             return;
         }
-        self.image_at(base, true);
         let memory = &self.column.memory;
         let st = &mut *self.state;
         for mut v in st.versions.drain(..base) {
@@ -1125,6 +1137,10 @@ impl ColumnGuard<'_> {
             v.parts.drain(..).for_each(|p| recycle_part(memory, p));
             if let Some(image) = v.image.take().and_then(|i| Arc::try_unwrap(i).ok()) {
                 recycle(memory, image.data);
+                // An array image's buffers are its versions' parts: without
+                // this they went back to the allocator, and the next writes
+                // took fresh (page-faulting) ones.
+                image.arrays.into_iter().flat_map(|index| index.bufs).for_each(|b| recycle(memory, b));
             }
             st.spare = Some(v);
         }
@@ -1842,6 +1858,97 @@ mod tests {
         // The row table prunes once its dead buffers outnumber the live ones
         // (at most 8 buffers here), so nearly every write finds one kept.
         assert!(reused >= 48, "only {reused} of 64 writes found a freed buffer to reuse");
+    }
+
+    #[test]
+    fn a_trim_keeps_a_version_that_writes_every_row_without_building_its_image() {
+        // A sealed loop that nobody reads between seals (a producer running
+        // ahead): each trim keeps a version whose one part writes every row,
+        // which needs no image to stand alone; the dropped versions' buffers
+        // still go back to the pool, and a read then builds the image.
+        for kind in [ValueKind::Fixed, ValueKind::Array] {
+            let col = column_with(Limits::versions(1000), kind);
+            let mut g = col.lock();
+            let rows = g.assign_rows((0..2).map(prim));
+            // A u32 per row, or two in an array row.
+            let len = if kind == ValueKind::Fixed { 4 } else { 8 };
+            let mut reused = 0;
+            for t in 1..=32u64 {
+                reused += usize::from(col.memory.pooled() > 0);
+                let mut buf = col.memory.alloc(2 * len).unwrap();
+                buf.bytes_mut().fill(t as u8);
+                let data = Arc::new(buf);
+                let part = match kind {
+                    ValueKind::Fixed => Part::Write { rows: rows.clone(), data },
+                    ValueKind::Array => {
+                        let offsets = vec![0, len as u64, 2 * len as u64].into();
+                        Part::WriteArray { rows: rows.clone(), data, offsets }
+                    }
+                };
+                g.publish(t, part, MergeBound { floor: t - 1, below: u64::MAX });
+                g.trim(t - 1);
+                assert!(g.state.versions.len() <= 2, "{kind:?}: {} versions at {t}", g.state.versions.len());
+                assert!(g.state.versions.iter().all(|v| v.image.is_none()), "{kind:?}: an image was built at {t}");
+            }
+            // The first three find none: the first trim drops a version at
+            // the third write's seal.
+            assert_eq!(reused, 29, "{kind:?}: writes that found a trimmed buffer to reuse");
+            assert!(matches!(g.snapshot(30), Snapshot::Trimmed { oldest: 31 }), "{kind:?}: 30 was trimmed");
+            for t in [31u8, 32] {
+                let Snapshot::Image { image, .. } = g.snapshot(u64::from(t)) else { panic!("no image at {t}") };
+                for row in 0..2 {
+                    let got = match kind {
+                        ValueKind::Fixed => image.data.bytes()[row * len..(row + 1) * len].to_vec(),
+                        ValueKind::Array => image.array_row(image.array_refs()[row]).to_vec(),
+                    };
+                    assert_eq!(got, vec![t; len], "{kind:?}: row {row} at {t}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_version_kept_without_an_image_is_the_start_of_the_next_fold() {
+        // A full write sealed and kept without an image, then a one-row
+        // write sealed: the trim to it folds the change into the full
+        // write's buffer in place (it was the previous image's, taken over
+        // the same way), not into a copy of it.
+        for kind in [ValueKind::Fixed, ValueKind::Array] {
+            let col = column_with(Limits::versions(1000), kind);
+            let mut g = col.lock();
+            let rows = g.assign_rows((0..4).map(prim));
+            let part = |rows: Rows, value: u8| {
+                let n = rows.len();
+                let mut buf = col.memory.alloc(4 * n).unwrap();
+                buf.bytes_mut().fill(value);
+                let data = Arc::new(buf);
+                match kind {
+                    ValueKind::Fixed => Part::Write { rows, data },
+                    ValueKind::Array => {
+                        Part::WriteArray { rows, data, offsets: (0..=n as u64).map(|i| 4 * i).collect() }
+                    }
+                }
+            };
+            let full = part(rows.clone(), 1);
+            let (Part::Write { data, .. } | Part::WriteArray { data, .. }) = &full else { unreachable!() };
+            let start = data.bytes().as_ptr();
+            g.publish(1, full, MergeBound { floor: 0, below: u64::MAX });
+            g.trim(1);
+            g.publish(2, part(Rows::from_vec(vec![2]), 2), MergeBound { floor: 1, below: u64::MAX });
+            g.trim(2);
+            assert_eq!(g.state.versions.len(), 1, "{kind:?}");
+            let Snapshot::Image { image, .. } = g.snapshot(2) else { panic!("no image at 2") };
+            let values: Vec<Vec<u8>> = (0..4)
+                .map(|row| match kind {
+                    ValueKind::Fixed => image.data.bytes()[row * 4..row * 4 + 4].to_vec(),
+                    ValueKind::Array => image.array_row(image.array_refs()[row]).to_vec(),
+                })
+                .collect();
+            assert_eq!(values, [[1; 4], [1; 4], [2; 4], [1; 4]], "{kind:?}");
+            if kind == ValueKind::Fixed {
+                assert_eq!(image.data.bytes().as_ptr(), start, "the full write's buffer is folded in place");
+            }
+        }
     }
 
     #[test]

@@ -170,16 +170,26 @@ impl ColumnGuard<'_> {
         let target_len = target_rows as usize * row_bytes;
 
         // Where the fold starts: this version's own full-coverage write, the
-        // newest older image, or nothing.
-        let full_first = matches!(
-            st.versions[idx].parts.first(),
-            Some(Part::Write { rows, .. }) if rows.covers_all(target_rows)
-        );
-        let (from, skip, mut data, mut live) = if full_first {
+        // newest older image or version that stands alone, or nothing.
+        // `skip` parts of version `from` are in the start already.
+        let (from, skip, mut data, mut live) = if st.versions[idx].stands_alone() {
             let Some(Part::Write { data, .. }) = st.versions[idx].parts.first() else { unreachable!() };
             (idx, 1, Some(data.clone()), RowSet::full(target_rows))
         } else {
-            match (0..idx).rev().find(|i| st.versions[*i].image.is_some()) {
+            match (0..idx).rev().find(|i| st.versions[*i].image.is_some() || st.versions[*i].stands_alone()) {
+                // One a trim kept without an image: its full write is the
+                // start, taken out of it when it is about to be dropped so
+                // that a buffer nobody else holds is folded in place.
+                Some(b) if st.versions[b].image.is_none() => {
+                    let rows = RowSet::full(st.versions[b].nrows);
+                    if may_steal {
+                        let Part::Write { data, .. } = st.versions[b].parts.remove(0) else { unreachable!() };
+                        (b, 0, Some(data), rows)
+                    } else {
+                        let Some(Part::Write { data, .. }) = st.versions[b].parts.first() else { unreachable!() };
+                        (b, 1, Some(data.clone()), rows)
+                    }
+                }
                 Some(b) => {
                     let base = if may_steal {
                         // Only this fold needs version b from now on: take its
@@ -203,7 +213,7 @@ impl ColumnGuard<'_> {
                 None => (0, 0, None, RowSet::new()),
             }
         };
-        let pending_parts = (from..=idx).any(|i| st.versions[i].parts.len() > if i == idx { skip } else { 0 });
+        let pending_parts = (from..=idx).any(|i| st.versions[i].parts.len() > if i == from { skip } else { 0 });
         let image_data = match data.take() {
             Some(d) if !pending_parts && d.len() >= target_len => d,
             base => {
@@ -217,7 +227,7 @@ impl ColumnGuard<'_> {
                 memory.resize(&mut buf, target_len);
                 for i in from..=idx {
                     let parts = &st.versions[i].parts;
-                    for part in &parts[if i == idx { skip } else { 0 }..] {
+                    for part in &parts[if i == from { skip } else { 0 }..] {
                         apply(memory, part, &mut buf, &mut live, row_bytes);
                     }
                 }
@@ -237,8 +247,11 @@ impl ColumnGuard<'_> {
     fn array_image_at(&mut self, idx: usize, may_steal: bool) -> Arc<Image> {
         let st = &mut *self.state;
         let target_rows = st.versions[idx].nrows;
-        let base = (0..idx).rev().find(|i| st.versions[*i].image.is_some());
+        let base = (0..idx).rev().find(|i| st.versions[*i].image.is_some() || st.versions[*i].stands_alone());
         let (from, mut index, mut live) = match base {
+            // One a trim kept without an image: its full write sets every
+            // row, so the fold starts there.
+            Some(b) if st.versions[b].image.is_none() => (b, ArrayIndex::default(), RowSet::new()),
             Some(b) if may_steal => {
                 std::mem::take(&mut st.versions[b].parts)
                     .into_iter()
