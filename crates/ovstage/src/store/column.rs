@@ -1115,7 +1115,8 @@ impl ColumnGuard<'_> {
     /// Drops versions no snapshot at or above `frontier` needs: every
     /// version older than the newest one at or below it, whose image is
     /// built first (reusing the older buffer in place when nothing else
-    /// holds it). Freed buffers go back to the column's pool.
+    /// holds it) unless it stands alone. Freed buffers go back to the
+    /// column's pool.
     pub(crate) fn trim(&mut self, frontier: u64) {
         let Some(base) = self.newest_at(frontier) else { return };
         // A version whose first part writes every row folds from nothing
