@@ -154,8 +154,9 @@ impl ColumnGuard<'_> {
     /// The image of the version at `idx`, built if needed.
     ///
     /// With `may_steal` the caller is about to drop every version before
-    /// `idx`: the newest older image is then reused in place, without a
-    /// copy, when no read group holds it.
+    /// `idx`: the newest older image (or full write of a version that
+    /// stands alone) is then reused in place, without a copy, when no read
+    /// group holds it.
     pub(super) fn image_at(&mut self, idx: usize, may_steal: bool) -> Arc<Image> {
         if let Some(image) = &self.state.versions[idx].image {
             return image.clone();
