@@ -170,20 +170,17 @@ impl ColumnGuard<'_> {
         let target_rows = st.versions[idx].nrows;
         let target_len = target_rows as usize * row_bytes;
 
-        // Where the fold starts: this version's own full-coverage write, the
-        // newest older image or version that stands alone, or nothing.
-        // `skip` parts of version `from` are in the start already.
-        let (from, skip, mut data, mut live) = if st.versions[idx].stands_alone() {
-            let Some(Part::Write { data, .. }) = st.versions[idx].parts.first() else { unreachable!() };
-            (idx, 1, Some(data.clone()), RowSet::full(target_rows))
-        } else {
-            match (0..idx).rev().find(|i| st.versions[*i].image.is_some() || st.versions[*i].stands_alone()) {
-                // One a trim kept without an image: its full write is the
-                // start, taken out of it when it is about to be dropped so
-                // that a buffer nobody else holds is folded in place.
+        // Where the fold starts: the newest version up to this one that
+        // stands alone (its full write; this version's own, or one a trim
+        // kept without an image) or has an image, or nothing. `skip` parts
+        // of version `from` are in the start already.
+        let (from, skip, mut data, mut live) =
+            match (0..=idx).rev().find(|i| st.versions[*i].image.is_some() || st.versions[*i].stands_alone()) {
+                // An older one about to be dropped gives its full write up,
+                // so that a buffer nobody else holds is folded in place.
                 Some(b) if st.versions[b].image.is_none() => {
                     let rows = RowSet::full(st.versions[b].nrows);
-                    if may_steal {
+                    if may_steal && b < idx {
                         let Part::Write { data, .. } = st.versions[b].parts.remove(0) else { unreachable!() };
                         (b, 0, Some(data), rows)
                     } else {
@@ -212,8 +209,7 @@ impl ColumnGuard<'_> {
                     (b + 1, 0, Some(base.data), base.live)
                 }
                 None => (0, 0, None, RowSet::new()),
-            }
-        };
+            };
         let pending_parts = (from..=idx).any(|i| st.versions[i].parts.len() > if i == from { skip } else { 0 });
         let image_data = match data.take() {
             Some(d) if !pending_parts && d.len() >= target_len => d,
@@ -248,10 +244,11 @@ impl ColumnGuard<'_> {
     fn array_image_at(&mut self, idx: usize, may_steal: bool) -> Arc<Image> {
         let st = &mut *self.state;
         let target_rows = st.versions[idx].nrows;
-        let base = (0..idx).rev().find(|i| st.versions[*i].image.is_some() || st.versions[*i].stands_alone());
+        let base = (0..=idx).rev().find(|i| st.versions[*i].image.is_some() || st.versions[*i].stands_alone());
         let (from, mut index, mut live) = match base {
-            // One a trim kept without an image: its full write sets every
-            // row, so the fold starts there.
+            // One that stands alone (this one, or one a trim kept without
+            // an image): its full write sets every row, so the fold starts
+            // there.
             Some(b) if st.versions[b].image.is_none() => (b, ArrayIndex::default(), RowSet::new()),
             Some(b) if may_steal => {
                 std::mem::take(&mut st.versions[b].parts)
