@@ -1336,6 +1336,19 @@ mod tests {
         })
     }
 
+    /// A part writing `rows` of `kind`, `len` bytes each, every byte
+    /// `value`.
+    fn filled_part(col: &Column, kind: ValueKind, rows: Rows, len: usize, value: u8) -> Part {
+        let n = rows.len();
+        let mut buf = col.memory.alloc(n * len).unwrap();
+        buf.bytes_mut().fill(value);
+        let data = Arc::new(buf);
+        match kind {
+            ValueKind::Fixed => Part::Write { rows, data },
+            ValueKind::Array => Part::WriteArray { rows, data, offsets: (0..=n).map(|i| (i * len) as u64).collect() },
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -1843,14 +1856,8 @@ mod tests {
         let mut reused = 0;
         for t in 1..=64u64 {
             reused += usize::from(col.memory.pooled() > 0);
-            let mut buf = col.memory.alloc(4096).unwrap();
-            buf.bytes_mut().fill(t as u8);
-            let offsets: Arc<[u64]> = vec![0, 4096].into();
-            g.publish(
-                t,
-                Part::WriteArray { rows: rows.clone(), data: Arc::new(buf), offsets },
-                MergeBound { floor: t - 1, below: u64::MAX },
-            );
+            let part = filled_part(&col, ValueKind::Array, rows.clone(), 4096, t as u8);
+            g.publish(t, part, MergeBound { floor: t - 1, below: u64::MAX });
             g.trim(t);
             let Snapshot::Image { image, .. } = g.snapshot(t) else { panic!("no image at {t}") };
             let row = image.array_row(image.array_refs()[0]);
@@ -1876,16 +1883,7 @@ mod tests {
             let mut reused = 0;
             for t in 1..=32u64 {
                 reused += usize::from(col.memory.pooled() > 0);
-                let mut buf = col.memory.alloc(2 * len).unwrap();
-                buf.bytes_mut().fill(t as u8);
-                let data = Arc::new(buf);
-                let part = match kind {
-                    ValueKind::Fixed => Part::Write { rows: rows.clone(), data },
-                    ValueKind::Array => {
-                        let offsets = vec![0, len as u64, 2 * len as u64].into();
-                        Part::WriteArray { rows: rows.clone(), data, offsets }
-                    }
-                };
+                let part = filled_part(&col, kind, rows.clone(), len, t as u8);
                 g.publish(t, part, MergeBound { floor: t - 1, below: u64::MAX });
                 g.trim(t - 1);
                 assert!(g.state.versions.len() <= 2, "{kind:?}: {} versions at {t}", g.state.versions.len());
@@ -1898,11 +1896,8 @@ mod tests {
             for t in [31u8, 32] {
                 let Snapshot::Image { image, .. } = g.snapshot(u64::from(t)) else { panic!("no image at {t}") };
                 for row in 0..2 {
-                    let got = match kind {
-                        ValueKind::Fixed => image.data.bytes()[row * len..(row + 1) * len].to_vec(),
-                        ValueKind::Array => image.array_row(image.array_refs()[row]).to_vec(),
-                    };
-                    assert_eq!(got, vec![t; len], "{kind:?}: row {row} at {t}");
+                    let want = vec![u32::from_le_bytes([t; 4]); len / 4];
+                    assert_eq!(row_value(&image, row), Some(want), "{kind:?}: row {row} at {t}");
                 }
             }
         }
@@ -1918,34 +1913,22 @@ mod tests {
             let col = column_with(Limits::versions(1000), kind);
             let mut g = col.lock();
             let rows = g.assign_rows((0..4).map(prim));
-            let part = |rows: Rows, value: u8| {
-                let n = rows.len();
-                let mut buf = col.memory.alloc(4 * n).unwrap();
-                buf.bytes_mut().fill(value);
-                let data = Arc::new(buf);
-                match kind {
-                    ValueKind::Fixed => Part::Write { rows, data },
-                    ValueKind::Array => {
-                        Part::WriteArray { rows, data, offsets: (0..=n as u64).map(|i| 4 * i).collect() }
-                    }
-                }
-            };
-            let full = part(rows.clone(), 1);
+            let full = filled_part(&col, kind, rows.clone(), 4, 1);
             let (Part::Write { data, .. } | Part::WriteArray { data, .. }) = &full else { unreachable!() };
             let start = data.bytes().as_ptr();
             g.publish(1, full, MergeBound { floor: 0, below: u64::MAX });
             g.trim(1);
-            g.publish(2, part(Rows::from_vec(vec![2]), 2), MergeBound { floor: 1, below: u64::MAX });
+            g.publish(
+                2,
+                filled_part(&col, kind, Rows::from_vec(vec![2]), 4, 2),
+                MergeBound { floor: 1, below: u64::MAX },
+            );
             g.trim(2);
             assert_eq!(g.state.versions.len(), 1, "{kind:?}");
             let Snapshot::Image { image, .. } = g.snapshot(2) else { panic!("no image at 2") };
-            let values: Vec<Vec<u8>> = (0..4)
-                .map(|row| match kind {
-                    ValueKind::Fixed => image.data.bytes()[row * 4..row * 4 + 4].to_vec(),
-                    ValueKind::Array => image.array_row(image.array_refs()[row]).to_vec(),
-                })
-                .collect();
-            assert_eq!(values, [[1; 4], [1; 4], [2; 4], [1; 4]], "{kind:?}");
+            let values: Vec<_> = (0..4).map(|row| row_value(&image, row)).collect();
+            let [one, two] = [1u8, 2].map(|v| Some(vec![u32::from_le_bytes([v; 4])]));
+            assert_eq!(values, [one.clone(), one.clone(), two, one], "{kind:?}");
             if kind == ValueKind::Fixed {
                 assert_eq!(image.data.bytes().as_ptr(), start, "the full write's buffer is folded in place");
             }
@@ -1967,15 +1950,8 @@ mod tests {
         for t in 1..=40u64 {
             reused += usize::from(col.memory.pooled() > 0);
             let rows = if t == 1 { all.clone() } else { some.clone() };
-            let n = rows.len();
-            let mut buf = col.memory.alloc(4 * n).unwrap();
-            buf.bytes_mut().fill(t as u8);
-            let offsets: Arc<[u64]> = (0..=n as u64).map(|i| 4 * i).collect();
-            g.publish(
-                t,
-                Part::WriteArray { rows, data: Arc::new(buf), offsets },
-                MergeBound { floor: 0, below: u64::MAX },
-            );
+            let part = filled_part(&col, ValueKind::Array, rows, 4, t as u8);
+            g.publish(t, part, MergeBound { floor: 0, below: u64::MAX });
             let parts: usize = g.state.versions.iter().map(|v| v.parts.len()).sum();
             assert!(parts <= 6, "{parts} parts kept after {t} ticks");
         }
@@ -1998,13 +1974,8 @@ mod tests {
         let mut g = col.lock();
         let _ = g.assign_rows((0..4).map(prim));
         let write = |t: u64, rows: Vec<u32>, g: &mut ColumnGuard<'_>| {
-            let mut buf = col.memory.alloc(4 * rows.len()).unwrap();
-            buf.bytes_mut().fill(t as u8);
-            g.publish(
-                t,
-                Part::Write { rows: Rows::from_vec(rows), data: Arc::new(buf) },
-                MergeBound { floor: 0, below: u64::MAX },
-            );
+            let part = filled_part(&col, ValueKind::Fixed, Rows::from_vec(rows), 4, t as u8);
+            g.publish(t, part, MergeBound { floor: 0, below: u64::MAX });
         };
         write(1, vec![0, 1], &mut g);
         g.publish(2, Part::Delete { rows: Rows::from_vec(vec![1]) }, MergeBound { floor: 0, below: u64::MAX });
