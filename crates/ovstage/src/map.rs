@@ -406,7 +406,7 @@ impl StageInner {
             Some(r) => metadata::check_write(r, CALL, storage, semantic)?,
             None => semantic,
         };
-        let plan = self.plan_schema(family, storage, semantic, state.attribute_mode, prims, &ctx)?;
+        let mut plan = self.plan_schema(family, storage, semantic, state.attribute_mode, prims, &ctx)?;
         if let Some(sizes) = sizes
             && sizes.len() != prims.len()
         {
@@ -423,7 +423,7 @@ impl StageInner {
         }
         // The column the commits will publish to (created now when it is
         // a new schema): its role is the group's when none is declared.
-        let column = plan.column(family, self.config.column_limits());
+        let column = plan.take_column(family, self.config.column_limits());
         let schema = Schema {
             dtype: storage.dtype,
             kind,
@@ -525,11 +525,11 @@ impl StageInner {
         let ctx = Ctx { call: "unmap_group", attribute: &family.name_text, ordinal };
         let storage = setup.schema.storage();
         // What setup checked may have changed since: decide again.
-        let plan =
+        let mut plan =
             self.plan_schema(family, storage, setup.schema.semantic, state.attribute_mode, &resolved.prims, &ctx)?;
         let targets = Targets::whole(q);
         self.create_prims(q, &[(&family.name_text, &targets)], ordinal, state.prim_mode, "unmap_group")?;
-        let column = plan.column(family, self.config.column_limits());
+        let column = plan.take_column(family, self.config.column_limits());
         self.end_replaced(family, plan.replaced, &ctx)?;
         let rows = RowsOf::Prims { q, prims: &resolved.prims, whole: true };
         let payload = Payload::Values { data: group.buf.into_buffer(), offsets: group.offsets };

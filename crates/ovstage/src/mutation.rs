@@ -164,10 +164,11 @@ pub(crate) struct SchemaPlan {
 }
 
 impl SchemaPlan {
-    /// The column taking the values (created when the plan found none).
-    pub(crate) fn column(&self, family: &Family, limits: Limits) -> Arc<Column> {
-        match &self.dest {
-            Some(c) => c.clone(),
+    /// The column taking the values (created when the plan found none),
+    /// taken out of the plan: no second handle to count up and down.
+    pub(crate) fn take_column(&mut self, family: &Family, limits: Limits) -> Arc<Column> {
+        match self.dest.take() {
+            Some(c) => c,
             None => family.column_for(self.storage, self.semantic, limits),
         }
     }
@@ -427,6 +428,11 @@ impl StageInner {
         targets: &[PrimPath],
         ctx: &Ctx<'_>,
     ) -> Result<SchemaPlan> {
+        // The usual case, decided without a look at any row: nothing to
+        // replace, no column to choose.
+        if let Some(dest) = family.only_fit(storage, semantic) {
+            return Ok(SchemaPlan { storage, semantic, dest, replaced: Vec::new() });
+        }
         let force = mode == AttributeMode::Force;
         let columns = family.columns();
         let fits = |c: &Column| c.fits(storage, semantic);

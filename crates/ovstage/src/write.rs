@@ -39,6 +39,24 @@ impl Entry {
         }
     }
 
+    /// Whether the entry replaces differing schemas (`FORCE`).
+    fn forces(&self) -> bool {
+        let mode = match self {
+            Entry::Ready(p) => p.mode,
+            Entry::Deferred { data, .. } => data.attribute_mode,
+        };
+        mode == AttributeMode::Force
+    }
+
+    /// The prims the entry writes, as admission needs them (unknown
+    /// until its query runs).
+    fn targets(&self, q: &QueryState) -> Targets {
+        match self {
+            Entry::Ready(p) => p.targets(q),
+            Entry::Deferred { .. } => Targets::unknown(),
+        }
+    }
+
     /// The payload's size in bytes (for the op timeline).
     fn byte_len(&self) -> u64 {
         match self {
@@ -60,35 +78,36 @@ pub(crate) struct PreparedWrite {
 }
 
 impl PreparedWrite {
-    /// Whether this entry writes every prim of a query of `n` prims.
-    fn writes_all(&self, n: usize) -> bool {
-        self.plan.writes_first(n)
-    }
-
-    /// The prims this entry writes, in element order, out of the query's
-    /// `prims`.
-    fn selected_prims(&self, prims: &[PrimPath]) -> Vec<PrimPath> {
-        let mut list = Vec::with_capacity(self.plan.selected_count());
-        list.extend(self.plan.selected().map(|(i, _)| prims[i]));
-        list
-    }
-
     /// The prims this entry writes (the query's own list when it writes
     /// them all).
     fn targets(&self, q: &QueryState) -> Targets {
-        let prims = q.prims();
-        if self.writes_all(prims.len()) { Targets::whole(q) } else { Targets::subset(self.selected_prims(prims)) }
+        targets_of(&self.plan, q)
     }
 
     /// The prims this entry writes, without the bitset admission needs.
     fn target_list(&self, q: &QueryState) -> Option<Arc<[PrimPath]>> {
         let prims = q.prims();
-        if self.writes_all(prims.len()) {
+        if self.plan.writes_first(prims.len()) {
             q.ready().map(|r| r.prims.clone())
         } else {
-            Some(self.selected_prims(prims).into())
+            Some(selected_prims(&self.plan, prims).into())
         }
     }
+}
+
+/// The prims a write of `plan`'s elements writes, in element order, out of
+/// the query's `prims`.
+fn selected_prims(plan: &ElementPlan, prims: &[PrimPath]) -> Vec<PrimPath> {
+    let mut list = Vec::with_capacity(plan.selected_count());
+    list.extend(plan.selected().map(|(i, _)| prims[i]));
+    list
+}
+
+/// The prims a write of `plan`'s elements through `q` writes (the query's
+/// own list when it writes them all).
+fn targets_of(plan: &ElementPlan, q: &QueryState) -> Targets {
+    let prims = q.prims();
+    if plan.writes_first(prims.len()) { Targets::whole(q) } else { Targets::subset(selected_prims(plan, prims)) }
 }
 
 impl Stage {
@@ -129,70 +148,29 @@ impl StageInner {
     fn enqueue_write<'w>(
         self: &Arc<Self>,
         query: QueryHandle,
-        writes: impl ExactSizeIterator<Item = AttributeWrite<'w>>,
+        mut writes: impl ExactSizeIterator<Item = AttributeWrite<'w>>,
         ordinal: u64,
         mode: PrimMode,
         call: &'static str,
     ) -> Result<OpId> {
         let q = self.query(query, call)?;
+        if writes.len() == 1
+            && let Some(w) = writes.next()
+        {
+            let entry = self.entry(&q, w, &[], ordinal, call)?;
+            return self.enqueue_one(q, entry, ordinal, mode, call);
+        }
         let mut entries: PerEntry<Entry> = PerEntry::with_capacity(writes.len());
-        let mut forcing = false;
         for w in writes {
-            forcing |= w.data.attribute_mode == AttributeMode::Force;
-            let token = self.attr_token(w.attribute, call)?;
-            let family = self.family(token)?;
-            let name = family.name_text.clone();
-            let ctx = Ctx { call, attribute: &name, ordinal };
-            if entries.iter().any(|e| Arc::ptr_eq(e.family(), &family)) {
-                return Err(ctx.err(Status::InvalidArgument, "the batch names this attribute twice"));
-            }
-            let reserved = self.reserved.lookup(token);
-            if let Some(r) = reserved.filter(|r| r.is_derived()) {
-                metadata::check_write(
-                    r,
-                    call,
-                    Storage { dtype: ovstage_types::DType::U64, kind: ValueKind::Fixed },
-                    Semantic::None,
-                )?;
-            }
-            // With the query's prims known, everything is checked now;
-            // through a filter query still to run, when the write runs.
-            entries.push(match q.ready() {
-                Some(_) => Entry::Ready(self.prepare_entry(&q, family, reserved, w.data, &ctx)?),
-                None => Entry::Deferred { family, reserved, data: w.data },
-            });
+            let entry = self.entry(&q, w, &entries, ordinal, call)?;
+            entries.push(entry);
         }
         if mode == PrimMode::Insert {
             self.insert_check_now(&q, &entries, ordinal, call)?;
         }
-        let cells = match &entries[..] {
-            [one] => Cells::one(one.family().id),
-            many => Cells::keys(many.iter().map(|e| e.family().id)),
-        };
-        // INSERT depends on which prims exist when it runs, FORCE on which
-        // schema each prim carries then: order them with every mutation of
-        // their attributes (in submission order), so what they decide
-        // cannot be changed under them by a mutation running alongside.
-        let order = if mode == PrimMode::Insert || forcing {
-            Order::Barrier { ordinal, cells }
-        } else {
-            Order::Mutation { ordinal, cells }
-        };
-        let spec =
-            OpSpec::new(order).using(q.key).labelled(call).with_bytes(|| entries.iter().map(Entry::byte_len).sum());
-        let small = entries
-            .iter()
-            .try_fold(0u64, |sum, e| match e {
-                Entry::Ready(p) => p.transport.present_bytes().map(|b| sum + b),
-                Entry::Deferred { .. } => None,
-            })
-            .is_some_and(|bytes| bytes <= INLINE_WRITE_BYTES);
-        let spec = if small { spec.on_submitter_when_ready() } else { spec };
+        let spec = write_spec(&q, &entries, ordinal, mode, call);
         let families: PerEntry<Arc<Family>> = per_entry(entries.iter(), |e| e.family().clone());
-        let targets: PerEntry<Targets> = per_entry(entries.iter(), |e| match e {
-            Entry::Ready(p) => p.targets(&q),
-            Entry::Deferred { .. } => Targets::unknown(),
-        });
+        let targets: PerEntry<Targets> = per_entry(entries.iter(), |e| e.targets(&q));
         let admitted: PerEntry<(&Arc<Family>, &Targets)> = per_entry(families.iter().zip(&targets), |p| p);
         // The job reuses the target lists admission computed.
         let lists: PerEntry<Option<Arc<[PrimPath]>>> = per_entry(targets.iter(), |t| t.prims.clone());
@@ -211,6 +189,74 @@ impl StageInner {
                 drop(ticket);
                 result
             })
+        })
+    }
+
+    /// [`StageInner::enqueue_write`] of one entry, the usual write: the
+    /// same steps with no per-entry vectors to build, move and drop.
+    fn enqueue_one(
+        self: &Arc<Self>,
+        q: Arc<QueryState>,
+        entry: Entry,
+        ordinal: u64,
+        mode: PrimMode,
+        call: &'static str,
+    ) -> Result<OpId> {
+        let one = std::slice::from_ref(&entry);
+        if mode == PrimMode::Insert {
+            self.insert_check_now(&q, one, ordinal, call)?;
+        }
+        let spec = write_spec(&q, one, ordinal, mode, call);
+        let family = entry.family().clone();
+        let targets = entry.targets(&q);
+        let list = targets.prims.clone();
+        let owner = self.clone();
+        self.submit_mutation(&spec, Reach::Families(&[(&family, &targets)]), ordinal, call, move |ticket| -> Job {
+            Box::new(move || {
+                // As in the batch's job: a failed check publishes nothing.
+                let result = (owner.check_one(&q, entry, list, ordinal, call))
+                    .inspect_err(|_| ticket.retract())
+                    .and_then(|(p, targets, plan)| {
+                        let named = [(&*p.family.name_text, &targets)];
+                        owner.create_prims(&q, &named, ordinal, mode, call)?;
+                        owner.apply_entry(&q, &p, &targets, plan, ordinal, call)
+                    });
+                drop(ticket);
+                result
+            })
+        })
+    }
+
+    /// One entry of a write as enqueued, after the batch's `earlier`
+    /// ones: its attribute resolved and, with the query's prims known,
+    /// everything checked now; through a filter query still to run, when
+    /// the write runs.
+    fn entry(
+        &self,
+        q: &QueryState,
+        w: AttributeWrite<'_>,
+        earlier: &[Entry],
+        ordinal: u64,
+        call: &'static str,
+    ) -> Result<Entry> {
+        let token = self.attr_token(w.attribute, call)?;
+        let family = self.family(token)?;
+        if earlier.iter().any(|e| Arc::ptr_eq(e.family(), &family)) {
+            let ctx = Ctx { call, attribute: &family.name_text, ordinal };
+            return Err(ctx.err(Status::InvalidArgument, "the batch names this attribute twice"));
+        }
+        let reserved = self.reserved.lookup(token);
+        if let Some(r) = reserved.filter(|r| r.is_derived()) {
+            metadata::check_write(
+                r,
+                call,
+                Storage { dtype: ovstage_types::DType::U64, kind: ValueKind::Fixed },
+                Semantic::None,
+            )?;
+        }
+        Ok(match q.ready() {
+            Some(_) => Entry::Ready(self.prepare_entry(q, family, reserved, w.data, call, ordinal)?),
+            None => Entry::Deferred { family, reserved, data: w.data },
         })
     }
 
@@ -233,14 +279,19 @@ impl StageInner {
         Ok(())
     }
 
+    /// One entry checked against the query's prims. Takes the family by
+    /// value and names it in errors by borrowing it (no second handle on
+    /// its name to count up and down).
     fn prepare_entry(
         &self,
         q: &QueryState,
         family: Arc<Family>,
         reserved: Option<Reserved>,
         data: WriteData,
-        ctx: &Ctx<'_>,
+        call: &'static str,
+        ordinal: u64,
     ) -> Result<PreparedWrite> {
+        let ctx = &Ctx { call, attribute: &family.name_text, ordinal };
         let WriteData { values, selection, semantic, attribute_mode: mode } = data;
         if mode == AttributeMode::Force && reserved.is_some() {
             return Err(ctx.err(
@@ -257,10 +308,9 @@ impl StageInner {
             None => semantic,
         };
         check_semantic(semantic, storage).map_err(|e| ctx.err(e.status(), e.message()))?;
-        let entry = PreparedWrite { family, storage, semantic, mode, transport, plan };
         // Two elements naming one prim would make the written value depend
         // on row order: refused, as the published library does.
-        if let Some(p) = q.first_repeat(entry.plan.selected().map(|(i, _)| q.prims()[i])) {
+        if let Some(p) = q.first_repeat(plan.selected().map(|(i, _)| q.prims()[i])) {
             return Err(ctx
                 .err(
                     Status::InvalidArgument,
@@ -272,13 +322,13 @@ impl StageInner {
         // the attribute could change it) are reported now.
         // None can arise when the attribute has at most one column and the
         // write fits it (the usual case): no plan is built then.
-        if entry.family.pending.is_empty()
+        if family.pending.is_empty()
             && self.floors.pending_all.is_empty()
-            && !entry.family.fits_its_only_column(entry.storage, entry.semantic)
+            && !family.fits_its_only_column(storage, semantic)
         {
-            self.plan_schema(&entry.family, entry.storage, entry.semantic, mode, entry.targets(q).list(), ctx)?;
+            self.plan_schema(&family, storage, semantic, mode, targets_of(&plan, q).list(), ctx)?;
         }
-        Ok(entry)
+        Ok(PreparedWrite { family, storage, semantic, mode, transport, plan })
     }
 
     /// Executes a checked write op: creates its prims, then publishes each
@@ -297,14 +347,27 @@ impl StageInner {
             entries.iter().zip(&targets_per_entry).map(|(e, t)| (&*e.family.name_text, t)).collect();
         self.create_prims(q, &named, ordinal, mode, call)?;
         for ((e, targets), plan) in entries.iter().zip(&targets_per_entry).zip(plans) {
-            let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
-            // A replacement: the old schema's cells end at this ordinal,
-            // then the written values land in the new schema's column.
-            let column = plan.column(&e.family, self.config.column_limits());
-            self.end_replaced(&e.family, plan.replaced, &ctx)?;
-            self.commit_entry(q, e, targets.list(), &column, &ctx)?;
+            self.apply_entry(q, e, targets, plan, ordinal, call)?;
         }
         Ok(())
+    }
+
+    /// Publishes one checked entry whose prims exist.
+    fn apply_entry(
+        &self,
+        q: &QueryState,
+        e: &PreparedWrite,
+        targets: &Targets,
+        mut plan: SchemaPlan,
+        ordinal: u64,
+        call: &'static str,
+    ) -> std::result::Result<(), Failure> {
+        let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
+        // A replacement: the old schema's cells end at this ordinal, then
+        // the written values land in the new schema's column.
+        let column = plan.take_column(&e.family, self.config.column_limits());
+        self.end_replaced(&e.family, plan.replaced, &ctx)?;
+        Ok(self.commit_entry(q, e, targets.list(), &column, &ctx)?)
     }
 
     /// The part of a write op that publishes nothing: every entry prepared,
@@ -323,37 +386,71 @@ impl StageInner {
         let mut prepared: PerEntry<PreparedWrite> = PerEntry::with_capacity(entries.len());
         let mut targets_per_entry: PerEntry<Targets> = PerEntry::with_capacity(entries.len());
         for (e, list) in entries.into_iter().zip(lists) {
-            let p = match e {
-                Entry::Ready(p) => p,
-                Entry::Deferred { family, reserved, data } => {
-                    let name = family.name_text.clone();
-                    let ctx = Ctx { call, attribute: &name, ordinal };
-                    self.prepare_entry(q, family, reserved, data, &ctx)?
-                }
-            };
-            // A payload still being copied in (from device memory) is
-            // waited for here, before anything reads it.
-            p.transport
-                .ready()
-                .map_err(|m| Ctx { call, attribute: &p.family.name_text, ordinal }.err(Status::InvalidArgument, m))?;
-            // Execution needs the list only (admission, which needs the
-            // bitset, is decided).
-            let prims = list.or_else(|| p.target_list(q));
-            targets_per_entry.push(Targets { prims, bits: None });
+            let (p, targets) = self.ready_entry(q, e, list, ordinal, call)?;
             prepared.push(p);
+            targets_per_entry.push(targets);
         }
         let entries = &prepared[..];
         // Every entry's schema is decided before anything is published.
         let mut plans: PerEntry<SchemaPlan> = PerEntry::with_capacity(entries.len());
         for (e, targets) in entries.iter().zip(&targets_per_entry) {
-            let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
-            plans.push(self.plan_schema(&e.family, e.storage, e.semantic, e.mode, targets.list(), &ctx)?);
+            plans.push(self.plan_entry(e, targets, ordinal, call)?);
         }
         for e in entries {
             let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
             self.claim_type_names(e, &ctx)?;
         }
         Ok(CheckedWrites { prepared, targets: targets_per_entry, plans })
+    }
+
+    /// [`StageInner::check_writes`] of one entry.
+    fn check_one(
+        &self,
+        q: &QueryState,
+        e: Entry,
+        list: Option<Arc<[PrimPath]>>,
+        ordinal: u64,
+        call: &'static str,
+    ) -> std::result::Result<(PreparedWrite, Targets, SchemaPlan), Failure> {
+        q.at_execution()?;
+        let (p, targets) = self.ready_entry(q, e, list, ordinal, call)?;
+        let plan = self.plan_entry(&p, &targets, ordinal, call)?;
+        self.claim_type_names(&p, &Ctx { call, attribute: &p.family.name_text, ordinal })?;
+        Ok((p, targets, plan))
+    }
+
+    /// One entry prepared (of a query resolved by now) with its payload
+    /// arrived, and its target prims: `list`, as computed at enqueue, when
+    /// they were.
+    fn ready_entry(
+        &self,
+        q: &QueryState,
+        e: Entry,
+        list: Option<Arc<[PrimPath]>>,
+        ordinal: u64,
+        call: &'static str,
+    ) -> Result<(PreparedWrite, Targets)> {
+        let p = match e {
+            Entry::Ready(p) => p,
+            Entry::Deferred { family, reserved, data } => {
+                self.prepare_entry(q, family, reserved, data, call, ordinal)?
+            }
+        };
+        // A payload still being copied in (from device memory) is waited
+        // for here, before anything reads it.
+        p.transport
+            .ready()
+            .map_err(|m| Ctx { call, attribute: &p.family.name_text, ordinal }.err(Status::InvalidArgument, m))?;
+        // Execution needs the list only (admission, which needs the
+        // bitset, is decided).
+        let targets = Targets { prims: list.or_else(|| p.target_list(q)), bits: None };
+        Ok((p, targets))
+    }
+
+    /// Where an entry's values go (see [`StageInner::plan_schema`]).
+    fn plan_entry(&self, e: &PreparedWrite, targets: &Targets, ordinal: u64, call: &'static str) -> Result<SchemaPlan> {
+        let ctx = Ctx { call, attribute: &e.family.name_text, ordinal };
+        self.plan_schema(&e.family, e.storage, e.semantic, e.mode, targets.list(), &ctx)
     }
 
     /// The type, schema and ancestor-type names a recorded-metadata write
@@ -414,6 +511,32 @@ struct CheckedWrites {
     prepared: PerEntry<PreparedWrite>,
     targets: PerEntry<Targets>,
     plans: PerEntry<SchemaPlan>,
+}
+
+/// The op spec of a write of `entries` at `ordinal` through `q`.
+fn write_spec(q: &QueryState, entries: &[Entry], ordinal: u64, mode: PrimMode, call: &'static str) -> OpSpec {
+    let cells = match entries {
+        [one] => Cells::one(one.family().id),
+        many => Cells::keys(many.iter().map(|e| e.family().id)),
+    };
+    // INSERT depends on which prims exist when it runs, FORCE on which
+    // schema each prim carries then: order them with every mutation of
+    // their attributes (in submission order), so what they decide cannot
+    // be changed under them by a mutation running alongside.
+    let order = if mode == PrimMode::Insert || entries.iter().any(Entry::forces) {
+        Order::Barrier { ordinal, cells }
+    } else {
+        Order::Mutation { ordinal, cells }
+    };
+    let spec = OpSpec::new(order).using(q.key).labelled(call).with_bytes(|| entries.iter().map(Entry::byte_len).sum());
+    let small = entries
+        .iter()
+        .try_fold(0u64, |sum, e| match e {
+            Entry::Ready(p) => p.transport.present_bytes().map(|b| sum + b),
+            Entry::Deferred { .. } => None,
+        })
+        .is_some_and(|bytes| bytes <= INLINE_WRITE_BYTES);
+    if small { spec.on_submitter_when_ready() } else { spec }
 }
 
 /// A write's bytes in a buffer of the column's, with array rows' byte
