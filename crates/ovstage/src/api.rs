@@ -121,18 +121,21 @@ impl WriteData {
     }
 
     /// Sets the semantic recorded when the attribute is created.
+    #[inline]
     pub fn with_semantic(mut self, semantic: Semantic) -> WriteData {
         self.semantic = semantic;
         self
     }
 
     /// Sets which prims are written and from which rows.
+    #[inline]
     pub fn with_selection(mut self, selection: Selection) -> WriteData {
         self.selection = selection;
         self
     }
 
     /// Sets what happens on a schema mismatch.
+    #[inline]
     pub fn with_attribute_mode(mut self, mode: AttributeMode) -> WriteData {
         self.attribute_mode = mode;
         self

@@ -270,6 +270,21 @@ impl StageInner {
             Reach::Prims(q) => return self.admit_all(Some(&Targets::whole(q)), ordinal, call),
             Reach::Unknown => return self.admit_all(None, ordinal, call),
         };
+        if let [(f, t)] = entries {
+            // One attribute (the usual write): its log locked once, for the
+            // checks and the record.
+            self.check_floor(Some(f), ordinal, call, false)?;
+            let all = lock(&self.floors.unsealed_all);
+            let mut log = f.unsealed();
+            self.overlap(&[&log, &all], t, ordinal)
+                .map_err(|(at, prim)| self.conflict(call, &f.name_text, ordinal, at, prim))?;
+            self.check_unsealed_room_in(f, &log, &all, ordinal, call)?;
+            drop(all);
+            log.push(ordinal, t.bits.as_ref());
+            drop(log);
+            f.pending.add(ordinal);
+            return Ok(Ticket { ordinal, held: Held::Families(smallvec::smallvec![Arc::clone(f)]) });
+        }
         for (f, _) in entries {
             self.check_floor(Some(f), ordinal, call, false)?;
         }
@@ -351,9 +366,25 @@ impl StageInner {
         if self.config.unsealed_overflow != UnsealedOverflow::Reject {
             return Ok(());
         }
-        let floor = self.floors.submitted(family);
         let all = lock(&self.floors.unsealed_all);
-        let held = family.unsealed().distinct_with(&all, floor, ordinal);
+        self.check_unsealed_room_in(family, &family.unsealed(), &all, ordinal, call)
+    }
+
+    /// [`StageInner::check_unsealed_room`] with the family's log (`log`) and
+    /// the stage-wide one (`all`) locked by the caller.
+    fn check_unsealed_room_in(
+        &self,
+        family: &Family,
+        log: &UnsealedLog,
+        all: &UnsealedLog,
+        ordinal: u64,
+        call: &'static str,
+    ) -> Result<()> {
+        if self.config.unsealed_overflow != UnsealedOverflow::Reject {
+            return Ok(());
+        }
+        let floor = self.floors.submitted(family);
+        let held = log.distinct_with(all, floor, ordinal);
         // At least one: a limit of 0 would refuse every mutation.
         let limit = self.config.max_versions.max(1);
         if held <= limit {
@@ -535,10 +566,16 @@ impl StageInner {
         mode: PrimMode,
         call: &'static str,
     ) -> Result<()> {
-        let mut table = lock(&self.prims);
         // Steady state: the whole query was seen live and no prim has been
         // removed since, so there is nothing to create (targets are always
-        // some of the query's prims).
+        // some of the query's prims). Known without the table's lock: a
+        // prim's removal (a whole-prim delete) is ordered with every
+        // mutation, so one that could remove a target has completed (and
+        // counted) before this op runs, and a racing one removes none.
+        if mode == PrimMode::Upsert && q.known_live(self.prim_removals.load(Ordering::Acquire)) {
+            return Ok(());
+        }
+        let mut table = lock(&self.prims);
         let known_live = q.known_live(table.removals());
         let mut create: Vec<PrimPath> = Vec::new();
         for (name, targets) in targets {

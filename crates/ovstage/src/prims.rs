@@ -22,8 +22,10 @@ struct PrimSlot {
 pub(crate) struct PrimTable {
     slots: Vec<PrimSlot>,
     live: usize,
-    /// Bumped whenever a prim stops being live.
-    removals: u64,
+    /// Bumped (under the table's lock) whenever a prim stops being live.
+    /// Shared, so a write can see that nothing was removed without the
+    /// table's lock (see [`PrimTable::removals_counter`]).
+    removals: Arc<AtomicU64>,
     /// Bumped (under the table's lock) whenever a prim is created or
     /// removed: cached filter results are valid while it stays the same.
     /// Shared, so it is read without the table's lock (see
@@ -72,7 +74,7 @@ impl PrimTable {
         slot.live = false;
         let parent = slot.parent;
         self.live -= 1;
-        self.removals += 1;
+        self.removals.store(self.removals.load(Ordering::Relaxed) + 1, Ordering::Release);
         self.bump_generation();
         if let Some(parent) = parent {
             self.slot_mut(parent).children.retain(|c| *c != p);
@@ -123,7 +125,12 @@ impl PrimTable {
     }
 
     pub(crate) fn removals(&self) -> u64 {
-        self.removals
+        self.removals.load(Ordering::Relaxed)
+    }
+
+    /// The removal count, readable without the table's lock.
+    pub(crate) fn removals_counter(&self) -> Arc<AtomicU64> {
+        self.removals.clone()
     }
 
     /// Changes whenever the live prims or the hierarchy change.

@@ -35,6 +35,8 @@ pub(crate) struct StageInner {
     pub(crate) prims: Mutex<PrimTable>,
     /// The prim table's generation, read without its lock.
     pub(crate) prims_generation: Arc<AtomicU64>,
+    /// The prim table's removal count, read without its lock.
+    pub(crate) prim_removals: Arc<AtomicU64>,
     pub(crate) floors: Floors,
     pub(crate) queries: HandleTable<Arc<QueryState>>,
     /// Filter-query results reused while nothing structural changes.
@@ -143,6 +145,7 @@ impl Stage {
                 sched,
                 families: RwLock::new(FamilyMap::default()),
                 prims_generation: prims.generation_counter(),
+                prim_removals: prims.removals_counter(),
                 prims: Mutex::new(prims),
                 floors: Floors::default(),
                 queries: HandleTable::new(),

@@ -12,6 +12,7 @@ use crate::mutation::{Ctx, Payload, PerEntry, Reach, RowsOf, SchemaPlan, Targets
 use crate::schema::{Storage, ValueKind};
 use crate::stage::{Stage, StageInner};
 use crate::state::QueryState;
+use crate::state::Ticket;
 use crate::state::per_entry;
 use crate::store::backend::{AllocFailed, Buffer, StorageBackend};
 use crate::store::column::Column;
@@ -214,13 +215,7 @@ impl StageInner {
         self.submit_mutation(&spec, Reach::Families(&[(&family, &targets)]), ordinal, call, move |ticket| -> Job {
             Box::new(move || {
                 // As in the batch's job: a failed check publishes nothing.
-                let result = (owner.check_one(&q, entry, list, ordinal, call))
-                    .inspect_err(|_| ticket.retract())
-                    .and_then(|(p, targets, plan)| {
-                        let named = [(&*p.family.name_text, &targets)];
-                        owner.create_prims(&q, &named, ordinal, mode, call)?;
-                        owner.apply_entry(&q, &p, &targets, plan, ordinal, call)
-                    });
+                let result = owner.run_one(&q, entry, list, ordinal, mode, call, &ticket);
                 drop(ticket);
                 result
             })
@@ -403,20 +398,43 @@ impl StageInner {
         Ok(CheckedWrites { prepared, targets: targets_per_entry, plans })
     }
 
-    /// [`StageInner::check_writes`] of one entry.
-    fn check_one(
+    /// The job of [`StageInner::enqueue_one`]: the batch's check and apply
+    /// of one entry, which stays where the job holds it (a prepared write
+    /// is hundreds of bytes: each move is a `memcpy`).
+    #[allow(clippy::too_many_arguments)]
+    fn run_one(
         &self,
         q: &QueryState,
-        e: Entry,
+        entry: Entry,
         list: Option<Arc<[PrimPath]>>,
         ordinal: u64,
+        mode: PrimMode,
         call: &'static str,
-    ) -> std::result::Result<(PreparedWrite, Targets, SchemaPlan), Failure> {
-        q.at_execution()?;
-        let (p, targets) = self.ready_entry(q, e, list, ordinal, call)?;
-        let plan = self.plan_entry(&p, &targets, ordinal, call)?;
-        self.claim_type_names(&p, &Ctx { call, attribute: &p.family.name_text, ordinal })?;
-        Ok((p, targets, plan))
+        ticket: &Ticket,
+    ) -> std::result::Result<(), Failure> {
+        // As in the batch's job: a failed check publishes nothing.
+        if let Err(failure) = q.at_execution() {
+            ticket.retract();
+            return Err(failure);
+        }
+        let deferred;
+        let p = match entry {
+            Entry::Ready(ref p) => p,
+            Entry::Deferred { family, reserved, data } => {
+                let prepared = self.prepare_entry(q, family, reserved, data, call, ordinal);
+                deferred = prepared.inspect_err(|_| ticket.retract())?;
+                &deferred
+            }
+        };
+        let checked = self.ready_targets(q, p, list, ordinal, call).and_then(|targets| {
+            let plan = self.plan_entry(p, &targets, ordinal, call)?;
+            self.claim_type_names(p, &Ctx { call, attribute: &p.family.name_text, ordinal })?;
+            Ok((targets, plan))
+        });
+        let (targets, plan) = checked.inspect_err(|_| ticket.retract())?;
+        let named = [(&*p.family.name_text, &targets)];
+        self.create_prims(q, &named, ordinal, mode, call)?;
+        self.apply_entry(q, p, &targets, plan, ordinal, call)
     }
 
     /// One entry prepared (of a query resolved by now) with its payload
@@ -436,6 +454,20 @@ impl StageInner {
                 self.prepare_entry(q, family, reserved, data, call, ordinal)?
             }
         };
+        let targets = self.ready_targets(q, &p, list, ordinal, call)?;
+        Ok((p, targets))
+    }
+
+    /// A prepared entry's target prims (`list`, as computed at enqueue,
+    /// when they were), once its payload has arrived.
+    fn ready_targets(
+        &self,
+        q: &QueryState,
+        p: &PreparedWrite,
+        list: Option<Arc<[PrimPath]>>,
+        ordinal: u64,
+        call: &'static str,
+    ) -> Result<Targets> {
         // A payload still being copied in (from device memory) is waited
         // for here, before anything reads it.
         p.transport
@@ -443,8 +475,7 @@ impl StageInner {
             .map_err(|m| Ctx { call, attribute: &p.family.name_text, ordinal }.err(Status::InvalidArgument, m))?;
         // Execution needs the list only (admission, which needs the
         // bitset, is decided).
-        let targets = Targets { prims: list.or_else(|| p.target_list(q)), bits: None };
-        Ok((p, targets))
+        Ok(Targets { prims: list.or_else(|| p.target_list(q)), bits: None })
     }
 
     /// Where an entry's values go (see [`StageInner::plan_schema`]).
