@@ -208,14 +208,12 @@ impl StageInner {
             self.insert_check_now(&q, one, ordinal, call)?;
         }
         let spec = write_spec(&q, one, ordinal, mode, call);
-        let family = entry.family().clone();
         let targets = entry.targets(&q);
-        let list = targets.prims.clone();
         let owner = self.clone();
-        self.submit_mutation(&spec, Reach::Families(&[(&family, &targets)]), ordinal, call, move |ticket| -> Job {
+        self.submit_one(&spec, (entry, targets), reach_of, ordinal, call, move |ticket, (entry, targets)| -> Job {
             Box::new(move || {
-                // As in the batch's job: a failed check publishes nothing.
-                let result = owner.run_one(&q, entry, list, ordinal, mode, call, &ticket);
+                // The job reuses the target list admission had.
+                let result = owner.run_one(&q, entry, targets.prims, ordinal, mode, call, &ticket);
                 drop(ticket);
                 result
             })
@@ -542,6 +540,11 @@ struct CheckedWrites {
     prepared: PerEntry<PreparedWrite>,
     targets: PerEntry<Targets>,
     plans: PerEntry<SchemaPlan>,
+}
+
+/// What admission of a one-entry write reads: its family and targets.
+fn reach_of((entry, targets): &(Entry, Targets)) -> (&Arc<Family>, &Targets) {
+    (entry.family(), targets)
 }
 
 /// The op spec of a write of `entries` at `ordinal` through `q`.
