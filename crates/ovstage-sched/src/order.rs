@@ -339,6 +339,27 @@ impl OrderState {
         }
     }
 
+    /// Whether an op of `spec` would have nothing to wait for and need
+    /// nothing filed for it, so that it can be born complete and run on
+    /// its submitter before its id is handed out (see
+    /// `Scheduler::submit_work`): its ordering holds it back on nothing
+    /// and files nothing ([`OrderState::holds_back_nothing_of`]), every
+    /// handle it uses has no pending producer, and a handle it releases is
+    /// idle, whose record is then removed (as [`OrderState::release_if_idle`]).
+    /// It is not recorded as a user of the handles it uses, so a release
+    /// of one that another thread submits while it runs does not wait for
+    /// it: the op must keep what it needs of the handle itself (the stage's
+    /// jobs hold the handle's state), as it must already when such a
+    /// release races its submission.
+    pub(crate) fn admits_born(&mut self, spec: &OpSpec) -> bool {
+        let ready = self.holds_back_nothing_of(&spec.order)
+            && spec
+                .uses
+                .iter()
+                .all(|h| self.handles.get(h).and_then(|t| t.producer.as_ref()).is_none_or(|p| p.is_complete()));
+        ready && spec.releases.is_none_or(|h| self.release_if_idle(h))
+    }
+
     /// The registration of an op that only releases `handle`, when no
     /// pending op produces or uses the handle: its record is removed and
     /// true returned (the release has nothing to wait for). False, with

@@ -859,3 +859,94 @@ fn a_brief_op_on_one_lane_or_using_a_handle_takes_the_usual_path() {
     assert_eq!(s.wait(producer, Timeout::POLL), Ok(()));
     assert_eq!(ran.load(Ordering::SeqCst), 2, "each ran once");
 }
+
+/// An op placed on its submitter with nothing to wait for (independent,
+/// after floors, using a handle whose producer has run, releasing an idle
+/// handle) runs there before its id is returned and then behaves as any
+/// completed op (the scheduler gives it no node of its own); one whose job
+/// fails (or panics) is failed with that error and reported to the failure
+/// hook. One held back by a pending user of the handle it releases waits
+/// for the user.
+#[test]
+fn an_op_on_its_submitter_with_nothing_to_wait_for_completes_before_its_id_is_returned() {
+    let reported = Arc::new(Mutex::new(Vec::new()));
+    let r = reported.clone();
+    let hook = ovstage_sched::FailureHook(Arc::new(move |op, _: &ovstage_sched::Failure| r.lock().unwrap().push(op)));
+    let s = Scheduler::new(&SchedulerConfig {
+        lanes: Lanes::fixed(2),
+        on_failure: Some(hook),
+        ..SchedulerConfig::default()
+    });
+    let me = std::thread::current().id();
+    let producer = s.submit(&OpSpec::independent().producing(80), noop()).unwrap();
+    s.wait(producer, LONG).unwrap();
+    let specs = [
+        OpSpec::independent(),
+        OpSpec::new(Order::AfterFloors).producing(81),
+        OpSpec::new(Order::AfterFloors).using(80),
+        OpSpec::independent().releasing(82),
+    ];
+    for spec in specs {
+        let spec = spec.on_submitter_when_ready();
+        let ran_on = Arc::new(Mutex::new(None));
+        let r = ran_on.clone();
+        let op = s
+            .submit_with(&spec, || {
+                Ok::<_, Error>(Unboxed(move || {
+                    *r.lock().unwrap() = Some(std::thread::current().id());
+                    Ok(())
+                }))
+            })
+            .unwrap();
+        assert_eq!(*ran_on.lock().unwrap(), Some(me), "{spec:?}: ran on the submitter before it returned");
+        assert_eq!(s.wait(op, Timeout::POLL), Ok(()), "{spec:?}");
+        assert_eq!(s.pending_ops(), 0, "{spec:?}");
+        s.release(op).unwrap();
+        assert!(s.release(op).is_err(), "{spec:?}: released once");
+    }
+    // A handle used by such an op holds its release back on nothing.
+    let release = s.submit_marker(&OpSpec::independent().releasing(80)).unwrap();
+    assert_eq!(s.wait(release, Timeout::POLL), Ok(()));
+    let spec = OpSpec::new(Order::AfterFloors).on_submitter_when_ready();
+    let failed = s
+        .submit_with(&spec, || {
+            Ok::<_, Error>(Unboxed(|| -> Result<(), ovstage_sched::Failure> {
+                Err(Error::invalid_argument("born and failed").into())
+            }))
+        })
+        .unwrap();
+    let panicked = s
+        .submit_with(&spec, || {
+            Ok::<_, Error>(Unboxed(|| -> Result<(), ovstage_sched::Failure> { panic!("born kaboom") }))
+        })
+        .unwrap();
+    for (op, status, message) in
+        [(failed, Status::InvalidArgument, "born and failed"), (panicked, Status::Internal, "born kaboom")]
+    {
+        assert!(matches!(s.wait(op, Timeout::POLL), Err(WaitError::Failed { .. })), "{message}");
+        let failure = s.failure(op).expect("failed");
+        assert_eq!(failure.error.status(), status);
+        assert!(failure.error.message().contains(message), "{}", failure.error.message());
+        s.release(op).expect("a failed op is released like any op");
+    }
+    assert_eq!(*reported.lock().unwrap(), [failed, panicked]);
+    // A pending user holds a release back.
+    let (job, gate) = gated();
+    let user = s.submit(&OpSpec::independent().using(83), job).unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = ran.clone();
+    let release = s
+        .submit_with(&OpSpec::independent().releasing(83).on_submitter_when_ready(), || {
+            Ok::<_, Error>(Unboxed(move || {
+                r.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }))
+        })
+        .unwrap();
+    assert!(is_pending(&s, release), "the release ran before its handle's user");
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    gate.send(()).unwrap();
+    assert_eq!(s.wait(user, LONG), Ok(()));
+    assert_eq!(s.wait(release, LONG), Ok(()));
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
