@@ -988,8 +988,7 @@ mod tests {
 
     /// An op placed on its submitter with nothing to wait for gets the
     /// table's shared complete node (no node of its own is taken, filed
-    /// and completed); one that waits for a producer, and any op while a
-    /// trace records, get their own.
+    /// and completed); one that waits for a producer gets its own.
     #[test]
     fn an_op_on_its_submitter_with_nothing_to_wait_for_takes_no_node() {
         let s = Scheduler::new(&SchedulerConfig { lanes: Lanes::fixed(2), ..SchedulerConfig::default() });
