@@ -182,7 +182,8 @@ fn run_with(ops: &[Gen], lanes: usize, threads: usize, precondition: bool) {
         // Every other op asks to run on its submitter when nothing holds it
         // back (as the stage's small ops do): then it runs there at once,
         // born complete where its ordering files nothing.
-        let spec = if idx.is_multiple_of(2) { spec_of(&ops[idx]).on_submitter_when_ready() } else { spec_of(&ops[idx]) };
+        let spec =
+            if idx.is_multiple_of(2) { spec_of(&ops[idx]).on_submitter_when_ready() } else { spec_of(&ops[idx]) };
         let id = s.submit_checked(
             &spec,
             Box::new(move || {

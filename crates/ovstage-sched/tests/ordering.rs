@@ -58,6 +58,35 @@ fn logging(log: &Arc<Mutex<Vec<u32>>>, tag: u32) -> Job {
     })
 }
 
+/// A two-lane scheduler whose failure hook records the failed ops' ids.
+fn reporting_failures() -> (Scheduler, Arc<Mutex<Vec<OpId>>>) {
+    let reported = Arc::new(Mutex::new(Vec::new()));
+    let r = reported.clone();
+    let hook = ovstage_sched::FailureHook(Arc::new(move |op, _: &ovstage_sched::Failure| r.lock().unwrap().push(op)));
+    let s = Scheduler::new(&SchedulerConfig {
+        lanes: Lanes::fixed(2),
+        on_failure: Some(hook),
+        ..SchedulerConfig::default()
+    });
+    (s, reported)
+}
+
+/// Submits `spec` with an unboxed job that counts its runs; returns the op
+/// and the count.
+fn submit_counting(s: &Scheduler, spec: &OpSpec) -> (OpId, Arc<AtomicUsize>) {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = ran.clone();
+    let op = s
+        .submit_with(spec, || {
+            Ok::<_, Error>(Unboxed(move || {
+                r.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }))
+        })
+        .expect("no op bound");
+    (op, ran)
+}
+
 fn mutation(ordinal: u64, key: u64) -> OpSpec {
     OpSpec::new(Order::Mutation { ordinal, cells: Cells::one(key) })
 }
@@ -524,16 +553,7 @@ fn an_unboxed_job_runs_inline_or_later_and_its_panic_fails_the_op() {
     // Held back by its producer: stored, then run once the gate opens.
     let (job, gate) = gated();
     let producer = s.submit(&OpSpec::independent().producing(9), job);
-    let ran = Arc::new(AtomicUsize::new(0));
-    let r = ran.clone();
-    let later = s
-        .submit_with(&OpSpec::independent().using(9).on_submitter_when_ready(), || {
-            Ok::<_, Error>(Unboxed(move || {
-                r.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            }))
-        })
-        .unwrap();
+    let (later, ran) = submit_counting(&s, &OpSpec::independent().using(9).on_submitter_when_ready());
     assert!(matches!(s.wait(later, SHORT), Err(WaitError::Timeout { .. })), "waits for its producer");
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     gate.send(()).unwrap();
@@ -759,14 +779,7 @@ fn a_brief_op_behind_a_pending_floor_advance_answers_after_it() {
 /// leaves the scheduler working.
 #[test]
 fn a_brief_op_that_panics_fails_with_internal() {
-    let reported = Arc::new(Mutex::new(Vec::new()));
-    let r = reported.clone();
-    let hook = ovstage_sched::FailureHook(Arc::new(move |op, _: &ovstage_sched::Failure| r.lock().unwrap().push(op)));
-    let s = Scheduler::new(&SchedulerConfig {
-        lanes: Lanes::fixed(2),
-        on_failure: Some(hook),
-        ..SchedulerConfig::default()
-    });
+    let (s, reported) = reporting_failures();
     let spec = OpSpec::new(Order::AfterFloors).on_submitter_when_ready();
     let at_once = s.submit_brief(&spec, || panic!("brief kaboom")).unwrap();
     let (job, gate) = gated();
@@ -869,14 +882,7 @@ fn a_brief_op_on_one_lane_or_using_a_handle_takes_the_usual_path() {
 /// for the user.
 #[test]
 fn an_op_on_its_submitter_with_nothing_to_wait_for_completes_before_its_id_is_returned() {
-    let reported = Arc::new(Mutex::new(Vec::new()));
-    let r = reported.clone();
-    let hook = ovstage_sched::FailureHook(Arc::new(move |op, _: &ovstage_sched::Failure| r.lock().unwrap().push(op)));
-    let s = Scheduler::new(&SchedulerConfig {
-        lanes: Lanes::fixed(2),
-        on_failure: Some(hook),
-        ..SchedulerConfig::default()
-    });
+    let (s, reported) = reporting_failures();
     let me = std::thread::current().id();
     let producer = s.submit(&OpSpec::independent().producing(80), noop()).unwrap();
     s.wait(producer, LONG).unwrap();
@@ -933,16 +939,7 @@ fn an_op_on_its_submitter_with_nothing_to_wait_for_completes_before_its_id_is_re
     // A pending user holds a release back.
     let (job, gate) = gated();
     let user = s.submit(&OpSpec::independent().using(83), job).unwrap();
-    let ran = Arc::new(AtomicUsize::new(0));
-    let r = ran.clone();
-    let release = s
-        .submit_with(&OpSpec::independent().releasing(83).on_submitter_when_ready(), || {
-            Ok::<_, Error>(Unboxed(move || {
-                r.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            }))
-        })
-        .unwrap();
+    let (release, ran) = submit_counting(&s, &OpSpec::independent().releasing(83).on_submitter_when_ready());
     assert!(is_pending(&s, release), "the release ran before its handle's user");
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     gate.send(()).unwrap();
