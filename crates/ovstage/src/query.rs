@@ -113,10 +113,7 @@ impl QueryState {
     /// computed under the column's lock.
     pub(crate) fn row_map(&self, column: &Arc<Column>, guard: &ColumnGuard<'_>) -> RowMap {
         let Some(r) = self.ready() else { return guard.row_map(&[]) };
-        // The address without its alignment zeros, which the id hasher's
-        // low bits would otherwise keep.
-        let id = Arc::as_ptr(column) as usize >> 4;
-        let rows = guard.nrows();
+        let (id, rows) = (cache_id(column), guard.nrows());
         let mut cache = lock(&r.row_maps);
         if let Some(c) = cache.get(&id)
             && c.rows == rows
@@ -132,6 +129,21 @@ impl QueryState {
         cache.insert(id, CachedRowMap { column: Arc::downgrade(column), rows, map: map.clone() });
         map
     }
+
+    /// [`QueryState::row_map`] if it is cached and current, without
+    /// building it.
+    pub(crate) fn cached_row_map(&self, column: &Arc<Column>, guard: &ColumnGuard<'_>) -> Option<RowMap> {
+        let r = self.ready()?;
+        let cache = lock(&r.row_maps);
+        let c = cache.get(&cache_id(column))?;
+        (c.rows == guard.nrows() && std::ptr::eq(c.column.as_ptr(), Arc::as_ptr(column))).then(|| c.map.clone())
+    }
+}
+
+/// A column's key in a query's row-map cache: its address without the
+/// alignment zeros, which the id hasher's low bits would otherwise keep.
+fn cache_id(column: &Arc<Column>) -> usize {
+    Arc::as_ptr(column) as usize >> 4
 }
 
 /// One test of a filter: `attribute` compared with `values` by `op`.

@@ -281,7 +281,8 @@ impl StageInner {
         });
         let spec = OpSpec::new(Order::AfterFloors).using(q.key).producing(key).labelled("read_attributes");
         let cells = q.ready().map_or(usize::MAX, |r| read_cells(r.prims.len(), &requested, range));
-        let spec = if cells <= INLINE_READ_CELLS { spec.on_submitter_when_ready() } else { spec };
+        let cheap = cells <= INLINE_READ_CELLS || self.views_ready(&q, &requested, range);
+        let spec = if cheap { spec.on_submitter_when_ready() } else { spec };
         let (owner, job_state) = (self.clone(), state.clone());
         // The query and the families move into the job (each reference
         // taken once per read, not cloned again).
@@ -355,6 +356,31 @@ impl StageInner {
         state.op.set(op);
         let raw = self.reads.insert_with(|_| state);
         Ok(Enqueued { handle: ReadHandle::from_raw(raw).expect("never 0"), op })
+    }
+
+    /// Whether a snapshot read only hands out views: it reads columns only
+    /// (a derived attribute's group is built prim by prim), and each
+    /// column has its image as of the read's end built and the query's
+    /// rows in it cached as a live run or span ([`ColumnGuard::view_ready`]).
+    /// Such a read costs its visits whatever its prims, so it runs on its
+    /// submitter as a small one does: a lane hand-off costs more. Asked of
+    /// reads too large by their cells only; a write sealed in between may
+    /// still leave the read an image to build.
+    ///
+    /// [`ColumnGuard::view_ready`]: crate::store::column::ColumnGuard::view_ready
+    fn views_ready(&self, q: &QueryState, requested: &[Requested], range: OrdinalRange) -> bool {
+        let OrdinalRange::Snapshot { end } = range else { return false };
+        requested.len().saturating_mul(ATTRIBUTE_CELLS) <= INLINE_READ_CELLS
+            && requested.iter().all(|r| match r {
+                Requested::Derived(..) => false,
+                Requested::Column(f, _) => {
+                    let at = end.get().min(self.floors.submitted(f));
+                    f.columns().iter().all(|c| {
+                        let guard = c.lock();
+                        q.cached_row_map(c, &guard).is_some_and(|map| guard.view_ready(at, &map))
+                    })
+                }
+            })
     }
 
     fn run_read(&self, q: &QueryState, targets: &[ReadTarget], range: OrdinalRange) -> Result<Vec<ReadGroup>> {

@@ -136,3 +136,61 @@ fn a_query_nothing_uses_is_released_inside_the_call() {
         s.release_op(release).unwrap();
     }
 }
+
+/// The thread a snapshot read of "v" ran on, and how many groups it built
+/// (noted by its finisher, which the read's job runs); its one group holds
+/// the query's `n` prims.
+fn read_on(s: &Stage, q: QueryHandle, n: usize, end: u64) -> (ThreadId, usize) {
+    let ran = Arc::new(Mutex::new(None));
+    let r = ran.clone();
+    let finish: ovstage::ReadFinisher = Box::new(move |groups| {
+        *r.lock().unwrap() = Some((std::thread::current().id(), groups.map_or(0, |g| g.len())));
+        Ok(())
+    });
+    let read = s.read_attributes_finishing(q, &["v".into()], OrdinalRange::snapshot(end), finish).unwrap();
+    s.wait_ok(read.op, LONG).unwrap();
+    let group = s.fetch_read_next(read.handle, Timeout::POLL).unwrap().expect("a group");
+    assert_eq!(group.len(), n);
+    drop(group);
+    wait(s, s.release_read(read.handle).unwrap());
+    let noted = *ran.lock().unwrap();
+    noted.expect("the finisher ran")
+}
+
+/// A snapshot read of more than 16k cells goes to a lane while it has an
+/// image to build or rows to map, and runs inside its call once it only
+/// hands out a view: its column's image as of its end built and the
+/// query's rows in it known (the same read again). A new version to fold
+/// sends it to a lane again.
+#[test]
+fn a_large_read_that_only_hands_out_a_view_runs_inside_its_call() {
+    let s = stage(2);
+    let me = std::thread::current().id();
+    let n = 20_000;
+    let q = query_of(&s, n);
+    let (data, _) = noted(n, false);
+    s.wait_ok(write(&s, q, "v", 1, data), LONG).unwrap();
+    wait(&s, seal(&s, 1));
+    let (first, groups) = read_on(&s, q, n, 1);
+    assert_eq!(groups, 1);
+    assert_ne!(first, me, "the first read builds the image and maps the rows: on a lane");
+    for _ in 0..2 {
+        assert_eq!(read_on(&s, q, n, 1).0, me, "a view of the built image: inside the call");
+    }
+    // A latest read ends at the floor: the same image.
+    assert_eq!(read_on(&s, q, n, u64::MAX).0, me);
+    let (data, _) = noted(n, false);
+    s.wait_ok(write(&s, q, "v", 2, data), LONG).unwrap();
+    wait(&s, seal(&s, 2));
+    assert_ne!(read_on(&s, q, n, 2).0, me, "a new version to fold: on a lane");
+    assert_eq!(read_on(&s, q, n, 2).0, me);
+    // One serialized lane never runs work on the submitter.
+    let one = stage(1);
+    let q1 = query_of(&one, n);
+    let (data, _) = noted(n, false);
+    one.wait_ok(write(&one, q1, "v", 1, data), LONG).unwrap();
+    wait(&one, seal(&one, 1));
+    for _ in 0..2 {
+        assert_ne!(read_on(&one, q1, n, 1).0, me);
+    }
+}

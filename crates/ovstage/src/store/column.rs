@@ -194,6 +194,12 @@ pub(crate) struct Spanned {
 }
 
 impl SparseRows {
+    /// [`SparseRows::spanned`] if a read built it already (it walks every
+    /// element once).
+    pub(crate) fn spanned_if_built(&self) -> Option<&Spanned> {
+        self.spanned.get().and_then(Option::as_ref)
+    }
+
     /// The map as a [`Spanned`], when every element has a row (built once).
     pub(crate) fn spanned(&self) -> Option<&Spanned> {
         self.spanned
@@ -1050,6 +1056,30 @@ impl ColumnGuard<'_> {
             return false;
         }
         at == self.newest_at(to)
+    }
+
+    /// Whether a snapshot of the rows `map` names as of `at` is a view of
+    /// an image built already, with no row to walk or copy (what a read's
+    /// snapshot then hands out): a fixed-size column (an array read
+    /// describes each row) whose image at `at` exists and holds every row
+    /// of the map's run, or of its span built already, live.
+    pub(crate) fn view_ready(&self, at: u64, map: &RowMap) -> bool {
+        if self.inside_merge(at).is_some() {
+            return false;
+        }
+        let Some(image) = self.newest_at(at).and_then(|idx| self.state.versions[idx].image.as_ref()) else {
+            return false;
+        };
+        let (first, len) = match map {
+            RowMap::Run { start, len } => (*start, *len),
+            RowMap::Sparse(sparse) => match sparse.spanned_if_built() {
+                Some(span) => (span.first, span.len),
+                None => return false,
+            },
+        };
+        image.arrays.is_none()
+            && first.checked_add(len).is_some_and(|end| end <= image.nrows)
+            && image.live.contains_range(first, len)
     }
 
     /// The column's state as of `ordinal` (which must be sealed).
