@@ -51,6 +51,13 @@
 //!   values. Reports the resident memory before and after the measurement.
 //!   (The reference rejects a read overlapping an outstanding write, so the
 //!   step waits before reading.)
+//! - `SparseUpdate_LargeStage/P/U`: P prims (1M) with 4 f32 attributes
+//!   written and sealed. One iteration is a step: write U (500)
+//!   prims spread evenly over the stage (every P/U-th) + wait, advance the
+//!   floor to the step's ordinal + wait, read those U prims' values at it
+//!   (read, fetch, release). What the reference's
+//!   `LargeLoadedStage_SparseUpdate_IncludeFloor` counts (a write, a floor
+//!   and a read of 500 rows per step), with the updated prims chosen here.
 //! - `ConcurrentLatestRead/T`: N = 10000; each iteration starts T threads,
 //!   each does one latest read of all N (read, fetch, release), and joins
 //!   them. As in the reference's suite (whose cases start their threads in
@@ -234,6 +241,10 @@ pub(crate) fn cases(scale: Scale) -> Vec<Case> {
             Ok(Box::new(SteadyState::new(l, p)?))
         }));
     }
+    let (stage_prims, updated) = if full { (1_000_000, 500) } else { (64, 4) };
+    out.push(case(format!("SparseUpdate_LargeStage/{stage_prims}/{updated}"), Runs::Both, move |l| {
+        Ok(Box::new(SparseUpdate::new(l, stage_prims, updated)?))
+    }));
     for t in pick(&[1, 2, 4, 8], &[2]) {
         out.push(case(format!("ConcurrentLatestRead/{t}"), Runs::Both, move |l| {
             Ok(Box::new(Spawned::new(l, big, t, Writer::No)?))
@@ -725,6 +736,55 @@ impl Bench for SteadyState {
             ("rss_after_mb".into(), format!("{:.1}", after as f64 / 1048576.0)),
             ("rss_bytes_per_step".into(), format!("{per_step:.1}")),
         ]
+    }
+}
+
+/// A large sealed stage of which each step changes a few prims spread over
+/// it.
+struct SparseUpdate {
+    s: Scalars,
+    /// The updated prims, spread evenly over the stage.
+    updated: u64,
+    rows: usize,
+    tensor: HostTensor,
+}
+
+impl SparseUpdate {
+    fn new(lib: &'static Library, stage_prims: usize, updated: usize) -> Result<SparseUpdate> {
+        let mut s = Scalars::new(lib, stage_prims)?;
+        // Three more attributes over every prim, as a loaded stage has.
+        let values: Vec<f32> = (0..stage_prims).map(|i| i as f32).collect();
+        let mut t = HostTensor::f32_rows(&values, 1);
+        let dl = [t.dl()];
+        let ordinal = s.next();
+        for token in s.stage.tokens(&["seeded1", "seeded2", "seeded3"])? {
+            let op = s.stage.write(s.query, token, ordinal, write_data(&dl, false, &Selection::All))?;
+            s.stage.wait(op)?;
+        }
+        s.stage.seal(ordinal)?;
+        let stride = stage_prims / updated;
+        let updated_query = s
+            .stage
+            .query_paths(&prim_paths(0..stage_prims).into_iter().step_by(stride).take(updated).collect::<Vec<_>>())?;
+        let values: Vec<f32> = (0..updated).map(|i| -(i as f32)).collect();
+        Ok(SparseUpdate { s, updated: updated_query, rows: updated, tensor: HostTensor::f32_rows(&values, 1) })
+    }
+}
+
+impl Bench for SparseUpdate {
+    fn run(&mut self, n: u64) -> Result<Duration> {
+        let dl = [self.tensor.dl()];
+        let data = write_data(&dl, false, &Selection::All);
+        let start = Instant::now();
+        for _ in 0..n {
+            let ordinal = self.s.next();
+            let write = self.s.stage.write(self.updated, self.s.token, ordinal, data)?;
+            self.s.stage.wait(write)?;
+            self.s.stage.seal(ordinal)?;
+            let got = self.s.stage.read(self.updated, &[self.s.token], snapshot(ordinal))?;
+            expect_rows("sparse-update read", got, self.rows as u64)?;
+        }
+        Ok(start.elapsed())
     }
 }
 

@@ -81,6 +81,10 @@ fn fits(held: usize, len: usize) -> bool {
 /// `memcpy` beats the word-by-word gather.
 const FRESH_PAGES: usize = 256 << 10;
 
+/// Pieces shorter than this (judged by the first) are gathered into a
+/// zeroed buffer instead of word by word.
+const SMALL_PIECE: usize = 32;
+
 impl Buf {
     /// A zero-filled buffer of `len` bytes. Large zeroed allocations come
     /// from the OS already zeroed, so this costs no pass over the memory.
@@ -107,9 +111,13 @@ impl Buf {
         I: IntoIterator<Item = &'a [u8]>,
         I::IntoIter: Clone + Send,
     {
-        if len >= FRESH_PAGES {
+        let pieces = pieces.into_iter();
+        // Small pieces (picked scalar cells) are copied into a zeroed buffer:
+        // its fill is cheap next to the word-by-word carry of each piece.
+        let small = || pieces.clone().next().is_some_and(|p| p.len() < SMALL_PIECE);
+        if len >= FRESH_PAGES || small() {
             let mut buf = Buf::try_zeroed(len)?;
-            spread::write_pieces(buf.bytes_mut(), pieces.into_iter());
+            spread::write_pieces(buf.bytes_mut(), pieces);
             return Ok(buf);
         }
         let mut words = Vec::new();
@@ -340,6 +348,8 @@ mod tests {
                 vec![5, 13, 13, 21, 40, 63],
                 vec![7, 15, 16, 17],
                 vec![16, 24],
+                // Pieces of the common cell sizes (4, 8, 12 and 16 bytes).
+                vec![4, 12, 24, 40, 44, 52],
             ]
             .into_iter()
             .map(move |c| (base, c))

@@ -634,7 +634,10 @@ impl ColumnGuard<'_> {
         let mut cells: Vec<Option<&[u8]>> = vec![None; rows.len()];
         // `(row, slot)` sorted: the slots a resolved row fills.
         let mut slots: Vec<(u32, u32)> = rows.iter().enumerate().map(|(i, r)| (*r, i as u32)).collect();
-        slots.sort_unstable();
+        // A path list's rows usually come in creation order, already sorted.
+        if !rows.is_sorted() {
+            slots.sort_unstable();
+        }
         // The distinct rows still to resolve, sorted, each with the range of
         // `slots` it fills. Lookups are merges or binary searches over them:
         // sized by the rows asked for, never by the column (a bitset over

@@ -1,6 +1,7 @@
 //! Row sets (bitsets over a column's rows) and row lists (the rows one write,
 //! delete or query touches, in element order).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
@@ -187,10 +188,16 @@ fn merge_or(a: impl Iterator<Item = (u32, u64)>, b: impl Iterator<Item = (u32, u
 
 /// `rows` as sorted `(word index, word)` pairs.
 fn words_of(rows: &[u32]) -> Vec<(u32, u64)> {
-    let mut sorted = rows.to_vec();
-    sorted.sort_unstable();
+    // Rows assigned in the order of their prims' creation come sorted.
+    let sorted: Cow<'_, [u32]> = if rows.is_sorted() {
+        Cow::Borrowed(rows)
+    } else {
+        let mut v = rows.to_vec();
+        v.sort_unstable();
+        Cow::Owned(v)
+    };
     let mut out: Vec<(u32, u64)> = Vec::with_capacity(sorted.len());
-    for r in sorted {
+    for &r in sorted.iter() {
         let (w, bit) = (r / 64, 1u64 << (r % 64));
         match out.last_mut() {
             Some((last, word)) if *last == w => *word |= bit,
@@ -397,6 +404,8 @@ impl RowSet {
         {
             Self::grow(words, max);
             rows.iter().for_each(|&r| words[r as usize / 64] |= 1 << (r % 64));
+        } else if self.is_empty() {
+            *self = RowSet::from_entries(words_of(rows));
         } else {
             *self = RowSet::from_entries(merge_or(self.nonzero(), words_of(rows).into_iter()));
         }
@@ -714,6 +723,11 @@ mod tests {
             row().prop_map(Op::Insert),
             row().prop_map(Op::Remove),
             list().prop_map(Op::InsertAll),
+            // Sorted, as rows assigned in creation order come.
+            list().prop_map(|mut v| {
+                v.sort_unstable();
+                Op::InsertAll(v)
+            }),
             (row(), len()).prop_map(|(s, l)| Op::InsertRange(s, l.min(u32::MAX - s))),
             (row(), len()).prop_map(|(s, l)| Op::RemoveRange(s, l.min(u32::MAX - s))),
             list().prop_map(Op::RemoveList),
