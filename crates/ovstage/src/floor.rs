@@ -169,6 +169,24 @@ impl StageInner {
             }
         };
         let spec = OpSpec::new(Order::FloorAdvance { ordinal, scope: sched_scope }).labelled("advance_write_floor");
+        // An advance is cheap (it raises floors and trims what fell out of
+        // the retention window, folding the changes of one seal into an
+        // image, in place unless a read holds it), unless it recomputes the
+        // world matrices: it then runs on its submitter when nothing holds
+        // it back, as small writes do. A write/seal/read loop then runs on
+        // one thread, with no lane woken (and left searching) per seal. A
+        // transform written after this enqueue is ordered after the advance.
+        let is_world = |f: &Arc<Family>| &*f.name_text == crate::xform::WORLD;
+        let may_compute_world = match (&include, &exclude) {
+            (Some(fams), _) => fams.iter().any(is_world),
+            (None, Some(excluded)) => !excluded.iter().any(is_world),
+            (None, None) => true,
+        };
+        let spec = if may_compute_world && self.xform_dirty.load(Ordering::Acquire) {
+            spec
+        } else {
+            spec.on_submitter_when_ready()
+        };
         let owner = self.clone();
         self.sched.submit_with(&spec, || -> Result<Unboxed<_>> {
             // Runs under the ordering lock: later enqueue checks see the new

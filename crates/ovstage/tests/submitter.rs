@@ -1,8 +1,8 @@
 //! Which writes run on the thread that enqueues them: small ones whose
 //! payload is there already, when nothing holds them back; never one
 //! whose payload may still be arriving, nor a large one. Small map
-//! setups and commits likewise, filter queries whose result is cached, and
-//! releases of queries nothing uses any more.
+//! setups and commits likewise, floor advances, filter queries whose
+//! result is cached, and releases of queries nothing uses any more.
 
 mod common;
 
@@ -71,6 +71,24 @@ fn small_ready_writes_run_inside_their_enqueue_and_others_on_lanes() {
     let op = write(&s, qb, "c", 1, data);
     s.wait_ok(op, LONG).unwrap();
     assert!(readers.lock().unwrap().iter().any(|t| *t != me), "{:?}", readers.lock().unwrap());
+}
+
+#[test]
+fn a_floor_advance_with_nothing_to_wait_for_runs_inside_its_call() {
+    // The simulation loop: write, seal, read, each step on one thread.
+    let s = stage(2);
+    let q = query_of(&s, 4);
+    for ordinal in 1..=20u64 {
+        let (data, _) = noted(4, false);
+        write(&s, q, "a", ordinal, data);
+        let advance = seal(&s, ordinal);
+        // Complete when the call returned (a lane would still be waking).
+        assert_eq!(s.wait(advance, Timeout::POLL), Ok(()), "step {ordinal}");
+        // Sealed: a write at the ordinal is now below the floor.
+        let (data, _) = noted(4, false);
+        let refused = s.write_attribute(q, "a", ordinal, data, ovstage::PrimMode::Upsert).unwrap_err();
+        assert_eq!(refused.status(), ovstage::Status::WriteFloorViolation, "{refused}");
+    }
 }
 
 /// Maps `f32` "m" over `n` prims at `ordinal`, fills it with `value`, and

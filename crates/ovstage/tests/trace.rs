@@ -85,6 +85,11 @@ fn a_trace_has_one_enqueue_begin_and_end_per_op_with_its_call_ordinal_bytes_and_
     // A write below a change already accepted for the same prims is an
     // ordinal conflict: accepted, and failed when it runs.
     ops.push(write(&s, q, "pos", 6, f32x3(&[[0.0; 3]; 2])));
+    // Above the inline limit (24 KB), and waited with a timeout (a waiter
+    // that does not run work itself): it runs on a lane.
+    let many: Vec<String> = (0..2000).map(|i| format!("/Many/P{i}")).collect();
+    let many = query(&s, &many.iter().map(String::as_str).collect::<Vec<_>>());
+    ops.push(write(&s, many, "big", 7, f32x3(&[[1.0; 3]; 2000])));
     let failing = s.write_attribute(q, "pos", 5, f32x3(&[[0.0; 3]; 2]), PrimMode::Upsert);
     for op in &ops {
         s.wait_ok(*op, LONG).unwrap();
