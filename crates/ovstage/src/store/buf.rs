@@ -104,16 +104,16 @@ impl Buf {
     /// [`FRESH_PAGES`] the heap's zero fill would be a pass over the memory
     /// more, so the words are appended (8-aligned pieces by `memcpy`, others
     /// word by word); from it, the zeroed allocation is fresh pages, filled
-    /// by `memcpy` whatever the pieces' alignment. A failed allocation is an
-    /// error.
+    /// by `memcpy` whatever the pieces' alignment. Pieces shorter than
+    /// [`SMALL_PIECE`] (judged by the first: a pick of scalar cells) go into
+    /// a zeroed buffer too, as a word's carry per piece costs more than the
+    /// fill. A failed allocation is an error.
     pub(crate) fn try_gather<'a, I>(pieces: I, len: usize) -> Result<Buf, AllocFailed>
     where
         I: IntoIterator<Item = &'a [u8]>,
         I::IntoIter: Clone + Send,
     {
         let pieces = pieces.into_iter();
-        // Small pieces (picked scalar cells) are copied into a zeroed buffer:
-        // its fill is cheap next to the word-by-word carry of each piece.
         let small = || pieces.clone().next().is_some_and(|p| p.len() < SMALL_PIECE);
         if len >= FRESH_PAGES || small() {
             let mut buf = Buf::try_zeroed(len)?;
