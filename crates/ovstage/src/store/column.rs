@@ -498,7 +498,8 @@ fn prim_index(p: PrimPath) -> usize {
 }
 
 /// A row [`ColumnGuard::cells_at`] has still to resolve, and the range of
-/// its sorted `(row, slot)` list that the row's value fills.
+/// its sorted `(row, slot)` list that the row's value fills (the row's own
+/// slot when the rows asked for strictly increase, and there is no list).
 struct Pending {
     row: u32,
     slots_start: u32,
@@ -632,26 +633,46 @@ impl ColumnGuard<'_> {
     fn cells_at(&self, rows: &[u32], idx: usize) -> Vec<Option<&[u8]>> {
         let row_bytes = self.column.row_bytes;
         let mut cells: Vec<Option<&[u8]>> = vec![None; rows.len()];
-        // `(row, slot)` sorted: the slots a resolved row fills.
-        let mut slots: Vec<(u32, u32)> = rows.iter().enumerate().map(|(i, r)| (*r, i as u32)).collect();
-        // A path list's rows usually come in creation order, already sorted.
-        if !rows.is_sorted() {
+        // `(row, slot)` sorted: the slots a resolved row fills. Rows strictly
+        // increasing (a path list in creation order, the usual case) fill
+        // one slot each, their own index: no list is needed then (empty).
+        let strictly_increasing = rows.windows(2).all(|w| w[0] < w[1]);
+        let slots: Vec<(u32, u32)> = if strictly_increasing {
+            Vec::new()
+        } else {
+            let mut slots: Vec<(u32, u32)> = rows.iter().enumerate().map(|(i, r)| (*r, i as u32)).collect();
             slots.sort_unstable();
-        }
+            slots
+        };
         // The distinct rows still to resolve, sorted, each with the range of
-        // `slots` it fills. Lookups are merges or binary searches over them:
-        // sized by the rows asked for, never by the column (a bitset over
-        // row indices costs the column's size to build when the rows lie
-        // far apart).
-        let mut pending: Vec<Pending> = Vec::with_capacity(slots.len());
-        for (i, s) in slots.iter().enumerate() {
-            match pending.last_mut() {
-                Some(p) if p.row == s.0 => p.slots_end = i as u32 + 1,
-                _ => pending.push(Pending { row: s.0, slots_start: i as u32, slots_end: i as u32 + 1, done: false }),
+        // `slots` it fills (of `cells`, when there is no list). Lookups are
+        // merges or binary searches over them: sized by the rows asked for,
+        // never by the column (a bitset over row indices costs the column's
+        // size to build when the rows lie far apart).
+        let mut pending: Vec<Pending> = Vec::with_capacity(rows.len());
+        if strictly_increasing {
+            pending.extend(rows.iter().zip(0u32..).map(|(&row, i)| Pending {
+                row,
+                slots_start: i,
+                slots_end: i + 1,
+                done: false,
+            }));
+        } else {
+            for (i, s) in slots.iter().enumerate() {
+                match pending.last_mut() {
+                    Some(p) if p.row == s.0 => p.slots_end = i as u32 + 1,
+                    _ => {
+                        pending.push(Pending { row: s.0, slots_start: i as u32, slots_end: i as u32 + 1, done: false })
+                    }
+                }
             }
         }
         fn fill<'a>(slots: &[(u32, u32)], cells: &mut [Option<&'a [u8]>], p: &mut Pending, cell: Option<&'a [u8]>) {
             p.done = true;
+            if slots.is_empty() {
+                cells[p.slots_start as usize] = cell;
+                return;
+            }
             for s in &slots[p.slots_start as usize..p.slots_end as usize] {
                 cells[s.1 as usize] = cell;
             }
@@ -1622,13 +1643,20 @@ mod tests {
             // Picking a few rows (any order, repeats) reads what the model
             // says, as the image would: before any image is built there: the walk back over versions,
             // skipping versions that change none of them.
-            let mut asked: Vec<(u32, u32)> =
+            let mut shuffled: Vec<(u32, u32)> =
                 (0..12u32).rev().filter_map(|p| g.row_of(prim(p)).map(|r| (p, r))).collect();
-            if let Some(first) = asked.first().copied() {
-                asked.push(first);
+            if let Some(first) = shuffled.first().copied() {
+                shuffled.push(first);
             }
-            let rows: Vec<u32> = asked.iter().map(|a| a.1).collect();
-            for at in frontier..=sealed {
+            // And in increasing row order without repeats (a path list in
+            // creation order), which needs no slot list.
+            let mut increasing = shuffled.clone();
+            increasing.sort_by_key(|a| a.1);
+            increasing.dedup();
+            for (asked, at) in
+                [&shuffled, &increasing].into_iter().flat_map(|a| (frontier..=sealed).map(move |at| (a, at)))
+            {
+                let rows: Vec<u32> = asked.iter().map(|a| a.1).collect();
                 match g.pick_at(&rows, at).expect("small") {
                     Picked::Rows { image, live, .. } => {
                         prop_assert_eq!(live.len(), asked.len());
@@ -1646,7 +1674,7 @@ mod tests {
                         }
                     }
                     Picked::Empty => {
-                        for (p, _) in &asked {
+                        for (p, _) in asked {
                             prop_assert_eq!(state_at(&model, *p, at), None, "picked row {} at {}", p, at);
                         }
                     }
