@@ -111,6 +111,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use ovstage_abi::api_types::ovstage_write_data_t;
 use ovstage_abi::dlpack::{DLDataType, DLTensor};
 
 use crate::api::{
@@ -310,6 +311,18 @@ impl Scalars {
     fn next(&mut self) -> u64 {
         self.ordinal += 1;
         self.ordinal
+    }
+
+    /// One step of a simulation loop over `query` (of `rows` prims): write
+    /// `data` at the next ordinal + wait, advance the floor to it + wait,
+    /// read the values there.
+    fn write_seal_read(&mut self, query: u64, data: ovstage_write_data_t, rows: u64, what: &str) -> Result<()> {
+        let ordinal = self.next();
+        let write = self.stage.write(query, self.token, ordinal, data)?;
+        self.stage.wait(write)?;
+        self.stage.seal(ordinal)?;
+        let got = self.stage.read(query, &[self.token], snapshot(ordinal))?;
+        expect_rows(what, got, rows)
     }
 }
 
@@ -716,13 +729,9 @@ impl Bench for SteadyState {
         let dl = [self.tensor.dl()];
         let data = write_data(&dl, false, &Selection::All);
         let start = Instant::now();
+        let (query, rows) = (self.s.query, self.s.n as u64);
         for _ in 0..n {
-            let ordinal = self.s.next();
-            let write = self.s.stage.write(self.s.query, self.s.token, ordinal, data)?;
-            self.s.stage.wait(write)?;
-            self.s.stage.seal(ordinal)?;
-            let got = self.s.stage.read(self.s.query, &[self.s.token], snapshot(ordinal))?;
-            expect_rows("steady-state read", got, self.s.n as u64)?;
+            self.s.write_seal_read(query, data, rows, "steady-state read")?;
         }
         self.steps += n;
         Ok(start.elapsed())
@@ -777,12 +786,7 @@ impl Bench for SparseUpdate {
         let data = write_data(&dl, false, &Selection::All);
         let start = Instant::now();
         for _ in 0..n {
-            let ordinal = self.s.next();
-            let write = self.s.stage.write(self.updated, self.s.token, ordinal, data)?;
-            self.s.stage.wait(write)?;
-            self.s.stage.seal(ordinal)?;
-            let got = self.s.stage.read(self.updated, &[self.s.token], snapshot(ordinal))?;
-            expect_rows("sparse-update read", got, self.rows as u64)?;
+            self.s.write_seal_read(self.updated, data, self.rows as u64, "sparse-update read")?;
         }
         Ok(start.elapsed())
     }
