@@ -174,8 +174,11 @@ impl StageInner {
         // image, in place unless a read holds it), unless it recomputes the
         // world matrices: it then runs on its submitter when nothing holds
         // it back, as small writes do. A write/seal/read loop then runs on
-        // one thread, with no lane woken (and left searching) per seal. A
-        // transform written after this enqueue is ordered after the advance.
+        // one thread, with no lane woken (and left searching) per seal. The
+        // flag read here is the one the job sees when it runs here: a
+        // transform write still pending holds the advance back (it then runs
+        // where that write completes), and one enqueued later is ordered
+        // after it.
         let is_world = |f: &Arc<Family>| &*f.name_text == crate::xform::WORLD;
         let may_compute_world = match (&include, &exclude) {
             (Some(fams), _) => fams.iter().any(is_world),
