@@ -179,10 +179,9 @@ impl StageInner {
         // transform write still pending holds the advance back (it then runs
         // where that write completes), and one enqueued later is ordered
         // after it.
-        let is_world = |f: &Arc<Family>| &*f.name_text == crate::xform::WORLD;
         let may_compute_world = match (&include, &exclude) {
-            (Some(fams), _) => fams.iter().any(is_world),
-            (None, Some(excluded)) => !excluded.iter().any(is_world),
+            (Some(fams), _) => fams.iter().any(|f| is_world(f)),
+            (None, Some(excluded)) => !excluded.iter().any(|f| is_world(f)),
             (None, None) => true,
         };
         let spec = if may_compute_world && self.xform_dirty.load(Ordering::Acquire) {
@@ -222,7 +221,7 @@ impl StageInner {
             // when a transform input changed (the contract's rule).
             let covers_world = match &raise {
                 Raise::All => true,
-                Raise::Families(fams) => fams.iter().any(|f| &*f.name_text == crate::xform::WORLD),
+                Raise::Families(fams) => fams.iter().any(|f| is_world(f)),
             };
             Ok(Unboxed(move || {
                 if covers_world && owner.xform_dirty.load(Ordering::Acquire) {
@@ -291,6 +290,12 @@ impl StageInner {
             family.retire_dead_columns(bound, &self.floors.pending_all);
         }
     }
+}
+
+/// Whether `family` is the world matrices, which an advance covering them
+/// recomputes first when a transform input changed.
+fn is_world(family: &Family) -> bool {
+    &*family.name_text == crate::xform::WORLD
 }
 
 fn ids(families: &[Arc<Family>]) -> SmallVec<[CellKey; 4]> {

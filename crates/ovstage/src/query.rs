@@ -116,8 +116,7 @@ impl QueryState {
         let (id, rows) = (cache_id(column), guard.nrows());
         let mut cache = lock(&r.row_maps);
         if let Some(c) = cache.get(&id)
-            && c.rows == rows
-            && std::ptr::eq(c.column.as_ptr(), Arc::as_ptr(column))
+            && c.serves(column, rows)
         {
             return c.map.clone();
         }
@@ -136,7 +135,7 @@ impl QueryState {
         let r = self.ready()?;
         let cache = lock(&r.row_maps);
         let c = cache.get(&cache_id(column))?;
-        (c.rows == guard.nrows() && std::ptr::eq(c.column.as_ptr(), Arc::as_ptr(column))).then(|| c.map.clone())
+        c.serves(column, guard.nrows()).then(|| c.map.clone())
     }
 }
 

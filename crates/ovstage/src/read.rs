@@ -465,16 +465,14 @@ impl StageInner {
         drop(guard);
         let live = |r: u32| r < image.nrows && image.live.contains(r);
         if let RowMap::Run { start, len } = map
-            && start + len <= image.nrows
-            && image.live.contains_range(start, len)
+            && image.holds_live(start, len)
         {
             out.push(self.value_group(ctx, &image, ordinal, generation, Selected::Dense { start, len }));
             return Ok(());
         }
         if let RowMap::Sparse(sparse) = &map
             && let Some(span) = sparse.spanned()
-            && span.first + span.len <= image.nrows
-            && image.live.contains_range(span.first, span.len)
+            && image.holds_live(span.first, span.len)
         {
             // Every element's row is live (checked word by word over the
             // span): a view through the map's shared index map.

@@ -82,6 +82,14 @@ pub(crate) struct CachedRowMap {
     pub(crate) map: RowMap,
 }
 
+impl CachedRowMap {
+    /// Whether the map is `column`'s as it is now, with `rows` rows (a row
+    /// added since may be one of the query's prims the map has none for).
+    pub(crate) fn serves(&self, column: &Arc<Column>, rows: u32) -> bool {
+        self.rows == rows && std::ptr::eq(self.column.as_ptr(), Arc::as_ptr(column))
+    }
+}
+
 /// A query handle's state.
 pub(crate) struct QueryState {
     /// The scheduler's handle key.

@@ -1101,9 +1101,7 @@ impl ColumnGuard<'_> {
                 None => return false,
             },
         };
-        image.arrays.is_none()
-            && first.checked_add(len).is_some_and(|end| end <= image.nrows)
-            && image.live.contains_range(first, len)
+        image.arrays.is_none() && image.holds_live(first, len)
     }
 
     /// The column's state as of `ordinal` (which must be sealed).

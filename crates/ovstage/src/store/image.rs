@@ -32,6 +32,12 @@ pub(crate) struct Image {
 }
 
 impl Image {
+    /// Whether rows `first..first + len` are all in the image and live (a
+    /// read can then hand out a view of them).
+    pub(crate) fn holds_live(&self, first: u32, len: u32) -> bool {
+        first.checked_add(len).is_some_and(|end| end <= self.nrows) && self.live.contains_range(first, len)
+    }
+
     /// An image of `nrows` fixed-size rows computed on the host (reserved
     /// metadata such as prim ids): every row live.
     pub(crate) fn host_fixed(values: &[u8], nrows: u32) -> Image {
