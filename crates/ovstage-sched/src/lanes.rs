@@ -17,7 +17,8 @@
 //! p90). A thread waiting without a timeout on an op that runs elsewhere
 //! first runs the work queued for the lanes itself
 //! ([`LaneShared::take_queued`]: waking a parked lane often took 30-60 us on
-//! this project's VMs, at times over 250), and one that goes to sleep on
+//! this project's VMs, at times over 250; with one lane only while that
+//! lane is parked, see `Shared::waiter_turn`), and one that goes to sleep on
 //! an op gives its core back ([`LaneShared::wake_spare`]), a lane that finishes a node takes the
 //! next one queued without being woken, and a lane parked while others
 //! run looks for work every millisecond, for a submitter that sleeps
@@ -135,6 +136,11 @@ impl LaneShared {
     /// second look a waiter would leave most of a burst to that one lane.
     pub(crate) fn take_queued(&self) -> Option<Arc<Node>> {
         self.steal_with(Injector::steal)
+    }
+
+    /// Whether every lane is parked (or woken but not yet running).
+    pub(crate) fn all_parked(&self) -> bool {
+        self.sleepers.load(Ordering::SeqCst) >= self.stealers.len()
     }
 
     fn has_work(&self) -> bool {

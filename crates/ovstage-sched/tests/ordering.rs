@@ -428,6 +428,35 @@ fn one_lane_never_overlaps_ops() {
     assert_eq!(max.load(Ordering::SeqCst), 1);
 }
 
+/// With one lane, a thread waiting on an op queued behind the op the lane
+/// runs leaves it to the lane: taking it and then sleeping on the serial
+/// lock made the lane and the waiter hand the lock back and forth.
+#[test]
+fn with_one_lane_a_waiter_leaves_queued_work_to_the_busy_lane() {
+    let s = sched(1);
+    let (job, gate) = gated();
+    let (started_tx, started) = channel::<()>();
+    let held = s.submit(
+        &OpSpec::independent(),
+        Box::new(move || {
+            let _ = started_tx.send(());
+            job()
+        }),
+    );
+    started.recv_timeout(Duration::from_secs(10)).expect("the held op starts on the lane");
+    let ran_on = Arc::new(Mutex::new(None));
+    let queued = s.submit(&OpSpec::independent(), recording(&ran_on));
+    let opener = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        gate.send(()).unwrap();
+    });
+    assert_eq!(s.wait(queued, Timeout::INFINITE), Ok(()));
+    opener.join().unwrap();
+    let ran_on = ran_on.lock().unwrap().expect("the queued op ran");
+    assert_ne!(ran_on, std::thread::current().id(), "the waiter took the op while the lane ran another");
+    assert_eq!(s.wait(held, Timeout::POLL), Ok(()));
+}
+
 #[test]
 fn drop_finishes_outstanding_work() {
     let done = Arc::new(AtomicUsize::new(0));
