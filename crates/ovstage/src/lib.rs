@@ -41,6 +41,7 @@ mod floor;
 mod group;
 mod handles;
 mod hierarchy;
+mod list_spares;
 mod log;
 mod map;
 mod map_detach;

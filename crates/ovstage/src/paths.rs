@@ -10,6 +10,7 @@ use ovstage_types::{Error, PathList, PrimPath, Result, Status, Token};
 use smallvec::SmallVec;
 
 use crate::handles::HandleTable;
+use crate::list_spares::{self, SpareHint, Spares};
 use ovstage_types::sync::{read, write};
 
 /// A path as a caller hands it to a new list: a [`PrimPath`], or a raw id
@@ -239,17 +240,17 @@ pub struct PathDictionary {
     /// `interner.tokens.len()`, raised the same way: a token at most this
     /// is known without taking the lock.
     token_count: AtomicUsize,
-    /// The lists, and the buffer of a released list that nothing else
+    /// The lists, and the buffers of released lists that nothing else
     /// held (of at least `SPARE_MIN_PATHS` paths), reused by the next list
-    /// of its length: a loop that creates and destroys lists of one size
-    /// (a per-step selection) allocates nothing. Kept under the table's
-    /// lock, so taking it and inserting the list (or removing a list and
-    /// keeping its buffer) is one lock, not two.
-    lists: HandleTable<ListEntry, Option<Arc<[PrimPath]>>>,
-    /// The length of the kept buffer, 0 when there is none: readable
-    /// without the lock, so lists of other lengths, and releases while a
-    /// buffer is kept, cost one load.
-    spare_len: AtomicUsize,
+    /// of their length (see `list_spares`): a loop that creates and
+    /// destroys lists allocates nothing. Kept under the table's lock, so
+    /// taking one and inserting the list (or removing a list and keeping
+    /// its buffer) is one lock, not two.
+    lists: HandleTable<ListEntry, Spares>,
+    /// Which lengths `lists` keeps a buffer of, readable without the lock:
+    /// a list of a length not kept, and a release while one of its length
+    /// is, cost one load.
+    spare_hint: SpareHint,
 }
 
 /// The largest released list buffer kept for reuse.
@@ -325,7 +326,7 @@ impl PathDictionary {
             path_count: AtomicUsize::new(1),
             token_count: AtomicUsize::new(0),
             lists: HandleTable::new(),
-            spare_len: AtomicUsize::new(0),
+            spare_hint: SpareHint::new(),
         }
     }
 
@@ -538,7 +539,7 @@ impl PathDictionary {
 
     #[inline(always)]
     fn keeps_buffer_for(&self, len: usize) -> bool {
-        len >= SPARE_MIN_PATHS && self.spare_len.load(Ordering::Relaxed) == len
+        len >= SPARE_MIN_PATHS && self.spare_hint.has(len)
     }
 
     #[inline(always)]
@@ -580,12 +581,11 @@ impl PathDictionary {
     fn insert_into_kept<P: PathId>(&self, paths: &[P], known: u64) -> Result<PathList> {
         let len = paths.len();
         let mut t = self.lists.locked();
-        let taken = t.extra().take_if(|b| b.len() == len);
-        let Some(mut buffer) = taken else {
+        let Some(mut buffer) = t.extra().take(len) else {
             drop(t);
             return self.insert_fresh(paths, known);
         };
-        self.spare_len.store(0, Ordering::Relaxed);
+        self.spare_hint.set(len, false);
         // Kept buffers are unique (see `worth_keeping`; nothing reaches a
         // kept one), so this is their one uniqueness check (an atomic
         // compare-exchange, not free).
@@ -602,9 +602,10 @@ impl PathDictionary {
             return Ok(self.insert_list(ListPaths::Shared(buffer)));
         }
         if !copy_known(to, paths, known) {
-            self.spare_len.store(len, Ordering::Relaxed);
-            *t.extra() = Some(buffer);
+            self.spare_hint.set(len, true);
+            let refused = t.extra().put(buffer);
             drop(t);
+            drop(refused);
             return Err(Self::first_unknown(paths, known));
         }
         let raw = t.insert_with(|_| ListEntry { paths: ListPaths::Shared(buffer), refs: 1 });
@@ -614,24 +615,32 @@ impl PathDictionary {
     /// Whether a released list's buffer may be kept: nothing else holds
     /// it (no `Weak` of a list's buffer is ever made, so one strong
     /// reference is uniqueness), it is not too small or too large, and
-    /// none is kept.
+    /// none of its length (or, past `list_spares::SMALL_MAX`, no longer
+    /// one) is kept.
     fn worth_keeping(&self, buffer: &Arc<[PrimPath]>) -> bool {
-        buffer.len() >= SPARE_MIN_PATHS
-            && self.spare_len.load(Ordering::Relaxed) == 0
+        let len = buffer.len();
+        len >= SPARE_MIN_PATHS
+            && !self.spare_hint.has(len)
+            && (len <= list_spares::SMALL_MAX || !self.spare_hint.has_large())
             && std::mem::size_of_val(&**buffer) <= SPARE_BYTES
             && Arc::strong_count(buffer) == 1
     }
 
     /// Keeps a released list's buffer for reuse when it is worth keeping
-    /// (see `worth_keeping`) and none is kept; otherwise it is freed.
+    /// (see `worth_keeping`) and none is kept in its place; otherwise it
+    /// is freed.
     fn keep_spare(&self, buffer: Arc<[PrimPath]>) {
         if !self.worth_keeping(&buffer) {
             return;
         }
+        let len = buffer.len();
         let mut t = self.lists.locked();
-        if t.extra().is_none() {
-            self.spare_len.store(buffer.len(), Ordering::Relaxed);
-            *t.extra() = Some(buffer);
+        match t.extra().put(buffer) {
+            None => self.spare_hint.set(len, true),
+            Some(refused) => {
+                drop(t);
+                drop(refused);
+            }
         }
     }
 
@@ -685,8 +694,11 @@ impl PathDictionary {
         // lock, or freed after it.
         match t.remove(list.get()) {
             Some(ListEntry { paths: ListPaths::Shared(paths), .. }) if self.worth_keeping(&paths) => {
-                self.spare_len.store(paths.len(), Ordering::Relaxed);
-                *t.extra() = Some(paths);
+                // `worth_keeping` under the lock is exact: the place is free.
+                self.spare_hint.set(paths.len(), true);
+                let refused = t.extra().put(paths);
+                drop(t);
+                drop(refused);
             }
             removed => {
                 drop(t);
@@ -717,8 +729,8 @@ mod tests {
     use super::*;
 
     /// A released list's buffer is reused only when nothing else holds
-    /// it, by a list of its length, and only buffers of SPARE_MIN_PATHS
-    /// to SPARE_BYTES are kept.
+    /// it, by a list of its length, one per length, and only buffers of
+    /// SPARE_MIN_PATHS to SPARE_BYTES are kept.
     #[test]
     fn released_list_buffers_are_reused_only_when_unshared() {
         let d = PathDictionary::new();
@@ -730,37 +742,47 @@ mod tests {
             d.create_path_list(&paths).unwrap()
         };
         let paths = |d: &PathDictionary, l: PathList| d.path_list_paths(l).unwrap()[..2].to_vec();
-        let kept = |d: &PathDictionary| d.lists.locked().extra().as_ref().map(|b| b.len());
+        let kept = |d: &PathDictionary| d.lists.locked().extra().lengths();
         let first = list(&d, p[0], p[1]);
         let held = d.path_list_paths(first).unwrap();
         d.release_path_list_reference(first).unwrap();
-        assert_eq!(kept(&d), None, "a buffer someone holds is not kept");
+        assert_eq!(kept(&d), [0; 0], "a buffer someone holds is not kept");
         let second = list(&d, p[2], p[2]);
         assert_eq!(&held[..2], &[p[0], p[1]]);
         assert_eq!(paths(&d, second), [p[2], p[2]]);
         d.release_path_list_reference(second).unwrap();
-        assert_eq!(kept(&d), Some(n), "unshared: kept");
+        assert_eq!(kept(&d), [n], "unshared: kept");
         let other = d.create_path_list(&vec![p[1]; n + 1]).unwrap();
-        assert_eq!(kept(&d), Some(n), "another length does not take it");
+        assert_eq!(kept(&d), [n], "another length does not take it");
         let third = list(&d, p[1], p[0]);
-        assert_eq!(kept(&d), None, "reused");
+        assert_eq!(kept(&d), [0; 0], "reused");
         assert_eq!(paths(&d, third), [p[1], p[0]]);
         assert!(d.path_list_paths(third).unwrap()[1..].iter().all(|x| *x == p[0]), "every path rewritten");
         assert_eq!(paths(&d, other), [p[1], p[1]]);
-        for l in [third, other] {
+        let fourth = list(&d, p[0], p[0]);
+        for l in [third, other, fourth] {
             d.release_path_list_reference(l).unwrap();
         }
-        assert_eq!(kept(&d), Some(n), "the first released is kept, the next freed");
-        let _ = d.lists.locked().extra().take();
-        d.spare_len.store(0, Ordering::Relaxed);
+        assert_eq!(kept(&d), [n, n + 1], "one per length: the first of each released is kept, the next freed");
+        assert!(!d.needs_new_buffer(n) && !d.needs_new_buffer(n + 1) && d.needs_new_buffer(n + 2));
+        // Past list_spares::SMALL_MAX, one buffer in all.
+        let long = list_spares::SMALL_MAX + 1;
+        let a = d.create_path_list(&vec![p[0]; long]).unwrap();
+        let b = d.create_path_list(&vec![p[0]; long + 1]).unwrap();
+        for l in [a, b] {
+            d.release_path_list_reference(l).unwrap();
+        }
+        assert_eq!(kept(&d), [n, n + 1, long], "one longer buffer");
+        let _ = std::mem::take(d.lists.locked().extra());
+        d.spare_hint.clear();
         // Too small or too large: freed.
         let small = d.create_path_list(&p).unwrap();
         d.release_path_list_reference(small).unwrap();
-        assert_eq!(kept(&d), None, "a list under SPARE_MIN_PATHS is not kept");
+        assert_eq!(kept(&d), [0; 0], "a list under SPARE_MIN_PATHS is not kept");
         let big = SPARE_BYTES / std::mem::size_of::<PrimPath>() + 1;
         let l = d.create_path_list(&vec![p[0]; big]).unwrap();
         d.release_path_list_reference(l).unwrap();
-        assert_eq!(kept(&d), None, "a buffer over SPARE_BYTES is not kept");
+        assert_eq!(kept(&d), [0; 0], "a buffer over SPARE_BYTES is not kept");
     }
 
     /// Paths are checked whichever buffer takes them (the kept one, filled
@@ -771,12 +793,12 @@ mod tests {
     fn paths_are_checked_into_every_kind_of_buffer() {
         let d = PathDictionary::new();
         let p = d.intern_paths(&["/A", "/B"]).unwrap();
-        let kept = |d: &PathDictionary| d.lists.locked().extra().as_ref().map(|b| b.len());
+        let kept = |d: &PathDictionary| d.lists.locked().extra().lengths();
         for n in [3, SPARE_MIN_PATHS, 64, LOCKED_FILL_PATHS, LOCKED_FILL_PATHS + 1] {
             let good: Vec<PrimPath> = (0..n).map(|i| p[i % 2]).collect();
             let mut unknown = good.clone();
             unknown[n / 2] = PrimPath::from_raw(99).unwrap();
-            let expect_kept = (n > INLINE_PATHS).then_some(n);
+            let expect_kept: Vec<usize> = (n > INLINE_PATHS).then_some(n).into_iter().collect();
             for round in 0..2 {
                 // Round 0 fills a new buffer, round 1 the kept one.
                 let l = d.create_path_list(&good).unwrap();
@@ -803,8 +825,8 @@ mod tests {
                 d.release_path_list_reference(l).unwrap();
                 assert_eq!(d.live_path_lists(), 0);
             }
-            let _ = d.lists.locked().extra().take();
-            d.spare_len.store(0, Ordering::Relaxed);
+            let _ = std::mem::take(d.lists.locked().extra());
+            d.spare_hint.clear();
         }
     }
 
