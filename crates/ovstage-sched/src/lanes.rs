@@ -3,7 +3,8 @@
 //! Ready nodes submitted from outside go to the shared injector; nodes made
 //! ready by a completion on a lane go to that lane's own deque, where other
 //! lanes can steal them. One idle lane at a time keeps searching (spinning)
-//! for a short while before it parks; the others park at once. A submitter
+//! for a short while before it parks (how long adapts to how work arrives:
+//! see `search_window`); the others park at once. A submitter
 //! wakes a parked lane only when no lane is searching, so a stream of
 //! submissions costs no wake-up syscalls while one lane searches, and a
 //! lane that finds work wakes another when more is queued.
@@ -33,10 +34,9 @@ use std::time::{Duration, Instant};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
 use crate::node::Node;
+use crate::search_window::SearchWindow;
 use ovstage_types::sync::lock;
 
-/// How long the searching lane keeps looking for work before it parks.
-const SEARCH_FOR: Duration = Duration::from_micros(50);
 /// Pauses between two looks of the searching lane.
 const SEARCH_PAUSES: u32 = 8;
 /// How long a parked lane sleeps between looks while other lanes run.
@@ -51,6 +51,8 @@ pub(crate) struct LaneShared {
     wake: Condvar,
     sleepers: AtomicUsize,
     spinning: AtomicUsize,
+    /// How long the next search lasts at most.
+    window: SearchWindow,
     /// Lanes running a node now (counted before a lane that found work
     /// wakes another, so that wake sees it busy).
     running: AtomicUsize,
@@ -75,6 +77,7 @@ impl LaneShared {
             wake: Condvar::new(),
             sleepers: AtomicUsize::new(0),
             spinning: AtomicUsize::new(0),
+            window: SearchWindow::new(),
             running: AtomicUsize::new(0),
             busy_limit: std::thread::available_parallelism().map_or(1, NonZeroUsize::get).saturating_sub(1).max(1),
             waking: AtomicBool::new(false),
@@ -187,6 +190,7 @@ impl LaneShared {
             return None;
         }
         let started = Instant::now();
+        let window = self.window.get();
         let mut round = 0u32;
         let found = loop {
             // Looks before it steals: a steal pins the epoch (a full
@@ -200,7 +204,7 @@ impl LaneShared {
                 break Some(node);
             }
             round = round.wrapping_add(1);
-            if round.is_multiple_of(16) && started.elapsed() >= SEARCH_FOR {
+            if round.is_multiple_of(16) && started.elapsed() >= window {
                 break None;
             }
             for _ in 0..SEARCH_PAUSES {
@@ -208,6 +212,10 @@ impl LaneShared {
             }
         };
         self.spinning.fetch_sub(1, Ordering::SeqCst);
+        match found {
+            Some(_) => self.window.found(),
+            None => self.window.found_nothing(),
+        }
         found
     }
 
@@ -318,8 +326,14 @@ where
             Some(node) => (node, false),
             None => match shared.search(local) {
                 Some(node) => (node, true),
-                None if shared.park() => continue,
-                None => return,
+                None => {
+                    let parked = Instant::now();
+                    if !shared.park() {
+                        return;
+                    }
+                    shared.window.woken_after(parked.elapsed());
+                    continue;
+                }
             },
         };
         // Counted as running before it spreads, so the lane it may wake

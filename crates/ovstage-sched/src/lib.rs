@@ -33,6 +33,7 @@ mod node;
 mod order;
 mod ring;
 mod scheduler;
+mod search_window;
 mod spec;
 mod table;
 pub mod trace;
