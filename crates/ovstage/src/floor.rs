@@ -257,7 +257,7 @@ impl StageInner {
     /// no further than its own floor.
     fn highest_floor(&self) -> u64 {
         let base = self.floors.base_committed.load(Ordering::Acquire);
-        self.all_families().iter().map(|f| self.floors.committed(f)).max().unwrap_or(base).max(base)
+        self.with_families(|all| all.iter().map(|f| self.floors.committed(f)).max().unwrap_or(base).max(base))
     }
 
     /// Records the highest floor and, when the retention frontier moves,

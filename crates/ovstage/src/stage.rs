@@ -374,6 +374,13 @@ impl StageInner {
         read(&self.families).all.clone()
     }
 
+    /// `f` of the attribute families, under the map's read lock: for passes
+    /// that only load atomics and take no lock, which then copy no list
+    /// (an allocation and a reference count up and down per family).
+    pub(crate) fn with_families<R>(&self, f: impl FnOnce(&[Arc<Family>]) -> R) -> R {
+        f(&read(&self.families).all)
+    }
+
     pub(crate) fn describe(&self, prim: PrimPath) -> String {
         self.paths.describe_path(prim)
     }
