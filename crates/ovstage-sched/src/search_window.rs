@@ -21,7 +21,9 @@ use std::time::Duration;
 
 /// The longest search.
 pub(crate) const LONGEST: Duration = Duration::from_micros(50);
-/// The shortest search: a few looks, for work that follows at once.
+/// The shortest search: a few looks, for work that follows at once (the
+/// searching lane reads the clock every 16 rounds of pauses, about 2 us
+/// on this project's VMs).
 pub(crate) const SHORTEST: Duration = Duration::from_micros(2);
 /// A lane woken within this of parking widens the window again: with the
 /// wake-up's own latency, work came within about the longest search.
