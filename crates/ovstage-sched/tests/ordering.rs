@@ -50,6 +50,22 @@ fn gated() -> (Job, Sender<()>) {
     )
 }
 
+/// Submits an op whose job blocks until the returned sender is used (or
+/// dropped), and returns once a lane has started it.
+fn held_on_a_lane(s: &Sched) -> (OpId, Sender<()>) {
+    let (job, gate) = gated();
+    let (started_tx, started) = channel::<()>();
+    let held = s.submit(
+        &OpSpec::independent(),
+        Box::new(move || {
+            let _ = started_tx.send(());
+            job()
+        }),
+    );
+    started.recv_timeout(Duration::from_secs(10)).expect("the held op starts on a lane");
+    (held, gate)
+}
+
 fn logging(log: &Arc<Mutex<Vec<u32>>>, tag: u32) -> Job {
     let log = log.clone();
     Box::new(move || {
@@ -127,16 +143,7 @@ fn same_ordinal_other_key_and_other_ordinal_are_independent() {
 #[test]
 fn an_op_queued_behind_a_held_lane_runs_for_a_poller_and_a_waiter() {
     let s = sched(2);
-    let (job, gate) = gated();
-    let (started_tx, started) = channel::<()>();
-    let held = s.submit(
-        &OpSpec::independent(),
-        Box::new(move || {
-            let _ = started_tx.send(());
-            job()
-        }),
-    );
-    started.recv_timeout(Duration::from_secs(10)).expect("the held op starts on a lane");
+    let (held, gate) = held_on_a_lane(&s);
     let polled = s.submit(&OpSpec::independent(), noop());
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while s.is_complete(polled) != Some(true) {
@@ -434,16 +441,7 @@ fn one_lane_never_overlaps_ops() {
 #[test]
 fn with_one_lane_a_waiter_leaves_queued_work_to_the_busy_lane() {
     let s = sched(1);
-    let (job, gate) = gated();
-    let (started_tx, started) = channel::<()>();
-    let held = s.submit(
-        &OpSpec::independent(),
-        Box::new(move || {
-            let _ = started_tx.send(());
-            job()
-        }),
-    );
-    started.recv_timeout(Duration::from_secs(10)).expect("the held op starts on the lane");
+    let (held, gate) = held_on_a_lane(&s);
     let ran_on = Arc::new(Mutex::new(None));
     let queued = s.submit(&OpSpec::independent(), recording(&ran_on));
     let opener = std::thread::spawn(move || {
