@@ -602,8 +602,7 @@ impl PathDictionary {
             return Ok(self.insert_list(ListPaths::Shared(buffer)));
         }
         if !copy_known(to, paths, known) {
-            self.spare_hint.set(len, true);
-            let refused = t.extra().put(buffer);
+            let refused = self.keep_locked(t.extra(), buffer);
             drop(t);
             drop(refused);
             return Err(Self::first_unknown(paths, known));
@@ -633,15 +632,22 @@ impl PathDictionary {
         if !self.worth_keeping(&buffer) {
             return;
         }
-        let len = buffer.len();
         let mut t = self.lists.locked();
-        match t.extra().put(buffer) {
-            None => self.spare_hint.set(len, true),
-            Some(refused) => {
-                drop(t);
-                drop(refused);
-            }
+        let refused = self.keep_locked(t.extra(), buffer);
+        drop(t);
+        drop(refused);
+    }
+
+    /// Keeps `buffer` in `spares` (the table's, locked) unless one is kept
+    /// in its place, and records it in the hint; returns the buffer not
+    /// kept, to be freed once the lock is released.
+    fn keep_locked(&self, spares: &mut Spares, buffer: Arc<[PrimPath]>) -> Option<Arc<[PrimPath]>> {
+        let len = buffer.len();
+        let refused = spares.put(buffer);
+        if refused.is_none() {
+            self.spare_hint.set(len, true);
         }
+        refused
     }
 
     /// The error of a list that `all_known` refused: its first 0 (C's
@@ -694,9 +700,7 @@ impl PathDictionary {
         // lock, or freed after it.
         match t.remove(list.get()) {
             Some(ListEntry { paths: ListPaths::Shared(paths), .. }) if self.worth_keeping(&paths) => {
-                // `worth_keeping` under the lock is exact: the place is free.
-                self.spare_hint.set(paths.len(), true);
-                let refused = t.extra().put(paths);
+                let refused = self.keep_locked(t.extra(), paths);
                 drop(t);
                 drop(refused);
             }
