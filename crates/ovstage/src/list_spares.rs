@@ -89,10 +89,12 @@ impl SpareHint {
         }
     }
 
-    /// Whether a buffer longer than [`SMALL_MAX`] paths is kept.
+    /// Whether a buffer of `len` paths would be kept (as of now): none of
+    /// its length is, or, past [`SMALL_MAX`], no longer one at all (the
+    /// rule [`Spares::put`] applies).
     #[inline(always)]
-    pub(crate) fn has_large(&self) -> bool {
-        self.large.load(Ordering::Relaxed) != 0
+    pub(crate) fn room_for(&self, len: usize) -> bool {
+        if len <= SMALL_MAX { !self.has(len) } else { self.large.load(Ordering::Relaxed) == 0 }
     }
 
     /// Records that a buffer of `len` paths is kept or not. Only under the
@@ -142,6 +144,7 @@ mod tests {
         assert_eq!(s.lengths(), [9, 63, 64, 65, SMALL_MAX, 5000]);
         assert!(s.put(buffer(64)).is_some(), "a second of one length is refused");
         assert!(s.put(buffer(SMALL_MAX + 1)).is_some(), "one longer buffer at most");
+        assert!(!h.room_for(64) && !h.room_for(SMALL_MAX + 1) && h.room_for(10), "room_for says what put keeps");
         assert!(s.take(10).is_none());
         assert_eq!(s.take(64).map(|b| b.len()), Some(64));
         h.set(64, false);

@@ -10,7 +10,7 @@ use ovstage_types::{Error, PathList, PrimPath, Result, Status, Token};
 use smallvec::SmallVec;
 
 use crate::handles::HandleTable;
-use crate::list_spares::{self, SpareHint, Spares};
+use crate::list_spares::{SpareHint, Spares};
 use ovstage_types::sync::{read, write};
 
 /// A path as a caller hands it to a new list: a [`PrimPath`], or a raw id
@@ -614,13 +614,11 @@ impl PathDictionary {
     /// Whether a released list's buffer may be kept: nothing else holds
     /// it (no `Weak` of a list's buffer is ever made, so one strong
     /// reference is uniqueness), it is not too small or too large, and
-    /// none of its length (or, past `list_spares::SMALL_MAX`, no longer
-    /// one) is kept.
+    /// there is room to keep it (`SpareHint::room_for`).
     fn worth_keeping(&self, buffer: &Arc<[PrimPath]>) -> bool {
         let len = buffer.len();
         len >= SPARE_MIN_PATHS
-            && !self.spare_hint.has(len)
-            && (len <= list_spares::SMALL_MAX || !self.spare_hint.has_large())
+            && self.spare_hint.room_for(len)
             && std::mem::size_of_val(&**buffer) <= SPARE_BYTES
             && Arc::strong_count(buffer) == 1
     }
@@ -770,7 +768,7 @@ mod tests {
         assert_eq!(kept(&d), [n, n + 1], "one per length: the first of each released is kept, the next freed");
         assert!(!d.needs_new_buffer(n) && !d.needs_new_buffer(n + 1) && d.needs_new_buffer(n + 2));
         // Past list_spares::SMALL_MAX, one buffer in all.
-        let long = list_spares::SMALL_MAX + 1;
+        let long = crate::list_spares::SMALL_MAX + 1;
         let a = d.create_path_list(&vec![p[0]; long]).unwrap();
         let b = d.create_path_list(&vec![p[0]; long + 1]).unwrap();
         for l in [a, b] {
