@@ -127,15 +127,20 @@ pub(crate) unsafe fn attribute<'a>(a: ovx_string_or_token_t, what: impl Display)
     Ok(AttrRef::Name(name))
 }
 
+/// Attributes named by token, as a call passes them: a few in place (a
+/// read or query names one or two; a heap list cost an allocation and its
+/// free on every call).
+pub(crate) type Tokens<'a> = smallvec::SmallVec<[AttrRef<'a>; 4]>;
+
 /// Attributes given as an array of tokens (0 is INVALID_ARGUMENT).
 ///
 /// # Safety
 /// As for [`slice`].
-pub(crate) unsafe fn tokens<'a>(ptr: *const u64, len: usize, what: impl Display) -> Result<Vec<AttrRef<'a>>> {
+pub(crate) unsafe fn tokens<'a>(ptr: *const u64, len: usize, what: impl Display) -> Result<Tokens<'a>> {
     // SAFETY: forwarded.
     let raw = unsafe { slice(ptr, len, &what) }?;
     // Sized once (collecting through `Result` would regrow it).
-    let mut out = Vec::with_capacity(raw.len());
+    let mut out = Tokens::with_capacity(raw.len());
     for (i, t) in raw.iter().enumerate() {
         let token = Token::from_raw(*t)
             .ok_or_else(|| Error::invalid_argument(format!("{what}[{i}] is the invalid token 0")))?;

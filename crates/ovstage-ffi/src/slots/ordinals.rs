@@ -25,8 +25,8 @@ pub(super) unsafe extern "C" fn advance_write_floor(
             let attrs = strings::tokens(d.attributes, d.attribute_count, format_args!("{CALL}: desc->attributes"))?;
             let scope = match Scope::from_raw(d.scope.0) {
                 Some(Scope::All) => FloorScope::All,
-                Some(Scope::Include) => FloorScope::Include(attrs),
-                Some(Scope::Exclude) => FloorScope::Exclude(attrs),
+                Some(Scope::Include) => FloorScope::Include(attrs.into_vec()),
+                Some(Scope::Exclude) => FloorScope::Exclude(attrs.into_vec()),
                 None => {
                     return Err(Error::invalid_argument(format!(
                         "{CALL}: scope {} is not ALL (0), INCLUDE (1) or EXCLUDE (2)",
