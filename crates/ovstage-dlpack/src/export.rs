@@ -378,8 +378,7 @@ fn describe_as(group: &ReadGroup, device: Device, at: impl Fn(usize, *const u8) 
         ),
         // A fixed-size group is one tensor whose shape and strides the
         // group already holds: copied straight into the tensor's box (no
-        // tensor view, no scratch list; 6,143 -> 5,928 instructions a
-        // read + fetch + release with the token list below in place).
+        // tensor view, no scratch list).
         Some(data) => Tensors::one(
             dl_device(device),
             data.dtype(),
