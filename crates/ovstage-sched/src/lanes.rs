@@ -25,7 +25,6 @@
 //! run looks for work every millisecond, for a submitter that sleeps
 //! outside the library.
 
-use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -65,10 +64,36 @@ pub(crate) struct LaneShared {
     /// futex wake (measured: 1,471 wake syscalls from 14,000 Python writes).
     waking: AtomicBool,
     shutdown: AtomicBool,
+    /// Whether the lanes' threads have been started. They start with the
+    /// first node queued for them: a stage whose work all runs on its
+    /// callers (path dictionaries, small reads and writes) starts none,
+    /// and creating and destroying one costs no thread spawns and joins
+    /// (about 150 us of each create + destroy here).
+    started: AtomicBool,
+    threads: Mutex<Threads>,
 }
 
+/// The lanes' threads: not started yet (what starts them), running, or
+/// stopped (joined, or never started before the shutdown).
+enum Threads {
+    NotStarted(Start),
+    Running(Vec<JoinHandle<()>>),
+    Stopped,
+}
+
+/// What the first node queued for the lanes needs to start them: each
+/// lane's own deque, and how a lane's thread is spawned.
+struct Start {
+    workers: Vec<Worker<Arc<Node>>>,
+    spawn: SpawnLane,
+}
+
+/// Spawns lane `i`'s thread, which takes nodes from its own `Worker`.
+type SpawnLane = Box<dyn Fn(usize, Worker<Arc<Node>>) -> JoinHandle<()> + Send>;
+
 impl LaneShared {
-    /// The state shared by the lanes that own `workers`.
+    /// The state shared by the lanes that own `workers` (their threads not
+    /// started: see [`LaneShared::ensure_started`]).
     fn new(workers: &[Worker<Arc<Node>>]) -> LaneShared {
         LaneShared {
             injector: Injector::new(),
@@ -79,16 +104,46 @@ impl LaneShared {
             spinning: AtomicUsize::new(0),
             window: SearchWindow::new(),
             running: AtomicUsize::new(0),
-            busy_limit: std::thread::available_parallelism().map_or(1, NonZeroUsize::get).saturating_sub(1).max(1),
+            busy_limit: crate::cores().saturating_sub(1).max(1),
             waking: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
+            started: AtomicBool::new(false),
+            threads: Mutex::new(Threads::Stopped),
         }
     }
 
     /// Queues a ready node from a thread that is not a lane.
     pub(crate) fn push(&self, node: Arc<Node>) {
+        self.ensure_started();
         self.injector.push(node);
         self.notify();
+    }
+
+    /// Starts the lanes' threads unless they run (or have stopped). Every
+    /// node for the lanes is queued through [`LaneShared::push`] or by a
+    /// lane itself, so the first one starts them.
+    fn ensure_started(&self) {
+        if !self.started.load(Ordering::Acquire) {
+            self.start_threads();
+        }
+    }
+
+    #[cold]
+    fn start_threads(&self) {
+        let mut threads = lock(&self.threads);
+        if matches!(*threads, Threads::NotStarted(_))
+            && let Threads::NotStarted(start) = std::mem::replace(&mut *threads, Threads::Stopped)
+        {
+            let spawned = start.workers.into_iter().enumerate().map(|(i, w)| (start.spawn)(i, w)).collect();
+            *threads = Threads::Running(spawned);
+        }
+        self.started.store(true, Ordering::Release);
+    }
+
+    /// Whether the lanes' threads have been started (for tests).
+    #[cfg(test)]
+    pub(crate) fn has_started(&self) -> bool {
+        self.started.load(Ordering::Acquire)
     }
 
     fn notify(&self) {
@@ -270,32 +325,33 @@ impl LaneContext<'_> {
 
 pub(crate) struct LanePool {
     pub(crate) shared: Arc<LaneShared>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl LanePool {
-    /// Starts `lanes` threads; each runs `run(node, ctx)` for every node it
-    /// takes.
-    pub(crate) fn start<F>(lanes: usize, name: &str, run: F) -> LanePool
+    /// A pool of `lanes` lanes, each of which runs `run(node, ctx)` for
+    /// every node it takes; their threads start with the first node queued
+    /// for them.
+    pub(crate) fn new<F>(lanes: usize, name: &str, run: F) -> LanePool
     where
         F: Fn(Arc<Node>, &LaneContext<'_>) + Send + Sync + 'static,
     {
         let workers: Vec<Worker<Arc<Node>>> = (0..lanes).map(|_| Worker::new_fifo()).collect();
         let shared = Arc::new(LaneShared::new(&workers));
         let run = Arc::new(run);
-        let threads = workers
-            .into_iter()
-            .enumerate()
-            .map(|(i, local)| {
-                let shared = shared.clone();
-                let run = run.clone();
-                std::thread::Builder::new()
-                    .name(format!("{name}-lane{i}"))
-                    .spawn(move || lane_main(&shared, &local, &*run))
-                    .expect("spawning a worker lane")
-            })
-            .collect();
-        LanePool { shared, threads: Mutex::new(threads) }
+        // Weak: the state does not keep itself alive through its own
+        // starter; the pool holds it while anything can queue a node.
+        let weak = Arc::downgrade(&shared);
+        let name = name.to_owned();
+        let spawn = move |i: usize, local: Worker<Arc<Node>>| {
+            let shared = weak.upgrade().expect("the pool holds the lanes' state while nodes are queued");
+            let run = run.clone();
+            std::thread::Builder::new()
+                .name(format!("{name}-lane{i}"))
+                .spawn(move || lane_main(&shared, &local, &*run))
+                .expect("spawning a worker lane")
+        };
+        *lock(&shared.threads) = Threads::NotStarted(Start { workers, spawn: Box::new(spawn) });
+        LanePool { shared }
     }
 
     /// Stops the lanes once their queues are empty and joins them. Called
@@ -306,7 +362,10 @@ impl LanePool {
             let _guard = lock(&self.shared.sleep_lock);
             self.shared.wake.notify_all();
         }
-        let threads = std::mem::take(&mut *lock(&self.threads));
+        let threads = match std::mem::replace(&mut *lock(&self.shared.threads), Threads::Stopped) {
+            Threads::Running(threads) => threads,
+            Threads::NotStarted(_) | Threads::Stopped => Vec::new(),
+        };
         let me = std::thread::current().id();
         for t in threads {
             if t.thread().id() != me {

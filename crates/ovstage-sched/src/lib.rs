@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 
 mod buckets;
+mod cores;
 mod lanes;
 mod node;
 mod order;
@@ -38,6 +39,7 @@ mod spec;
 mod table;
 pub mod trace;
 
+pub use cores::cores;
 pub use node::Failure;
 pub use scheduler::{
     FailureFn, FailureHook, IntoJob, Job, Lanes, QueueFull, Scheduler, SchedulerConfig, Unboxed, WaitError,

@@ -95,7 +95,7 @@ impl Lanes {
     /// The resolved lane count.
     pub fn count(self) -> usize {
         match self {
-            Lanes::Auto => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+            Lanes::Auto => crate::cores(),
             Lanes::Fixed(n) => n.get(),
         }
     }
@@ -542,7 +542,7 @@ impl Scheduler {
         });
         let runner = shared.clone();
         let name = config.thread_name.as_deref().unwrap_or("ovstage");
-        let pool = LanePool::start(lanes, name, move |node, ctx| {
+        let pool = LanePool::new(lanes, name, move |node, ctx| {
             ON_LANE.with(|on| on.set(true));
             runner.execute(&node, ctx);
         });
@@ -990,6 +990,31 @@ mod tests {
             assert!(Instant::now() < deadline, "{what}");
             std::thread::yield_now();
         }
+    }
+
+    /// The lanes' threads start with the first op queued for them: a
+    /// scheduler whose ops all ran on their submitters started none, and
+    /// one dropped before any op was queued joins none.
+    #[test]
+    fn lanes_start_with_the_first_op_queued_for_them() {
+        let config =
+            SchedulerConfig { lanes: Lanes::fixed(2), thread_name: Some("lazy".into()), ..SchedulerConfig::default() };
+        drop(Scheduler::new(&config));
+        let s = Scheduler::new(&config);
+        let inline =
+            s.submit_unboxed(&OpSpec::independent().on_submitter_when_ready(), || Ok(())).expect("no op bound");
+        assert!(s.wait(inline, Timeout::INFINITE).is_ok());
+        assert!(!s.injector().has_started(), "an op run on its submitter starts no lane");
+        let (ran_on, names) = channel();
+        let job: Job = Box::new(move || {
+            let _ = ran_on.send(std::thread::current().name().map(str::to_owned));
+            Ok(())
+        });
+        s.submit(&OpSpec::independent(), job).expect("no op bound");
+        assert!(s.injector().has_started());
+        // Not waited for (a waiter may run it itself): a lane runs it.
+        let name = names.recv_timeout(Duration::from_secs(10)).expect("a lane ran the op");
+        assert!(name.as_deref().is_some_and(|n| n.starts_with("lazy-lane")), "ran on {name:?}");
     }
 
     /// A completion that finds the ordering lock taken leaves its entries

@@ -13,8 +13,7 @@
 //! here spins or outlives the copy.
 
 use ovstage_types::sync::lock;
-use std::num::NonZeroUsize;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 /// Copies from this size are spread.
 pub(crate) const SPREAD_BYTES: usize = 8 << 20;
@@ -25,13 +24,7 @@ const PART_BYTES: usize = 4 << 20;
 /// The most parts (threads, the caller's included) a copy is cut into.
 const MAX_PARTS: usize = 8;
 
-/// Cores this process may run on, read once (the first read costs a dozen
-/// system calls: std parses the cgroup's CPU quota), so only by copies
-/// large enough to be spread.
-fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
-}
+use ovstage_sched::cores;
 
 /// How many parts a copy of `len` bytes is cut into on `cores()` cores
 /// (asked only for a copy large enough to spread).
