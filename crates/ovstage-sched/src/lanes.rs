@@ -1,4 +1,6 @@
-//! Worker lanes: threads that run ready nodes, with work stealing.
+//! Worker lanes: threads that run ready nodes, with work stealing. Their
+//! threads start with the first node queued for them (a stage whose work
+//! all runs on its callers starts none).
 //!
 //! Ready nodes submitted from outside go to the shared injector; nodes made
 //! ready by a completion on a lane go to that lane's own deque, where other
@@ -71,6 +73,10 @@ pub(crate) struct LaneShared {
     /// (about 150 us of each create + destroy here).
     started: AtomicBool,
     threads: Mutex<Threads>,
+    /// Lanes whose thread was spawned (0 until they start; fewer than the
+    /// lanes if a spawn failed: the work then runs on the others, or on
+    /// the threads that wait for it).
+    live: AtomicUsize,
 }
 
 /// The lanes' threads: not started yet (what starts them), running, or
@@ -89,7 +95,7 @@ struct Start {
 }
 
 /// Spawns lane `i`'s thread, which takes nodes from its own `Worker`.
-type SpawnLane = Box<dyn Fn(usize, Worker<Arc<Node>>) -> JoinHandle<()> + Send>;
+type SpawnLane = Box<dyn Fn(usize, Worker<Arc<Node>>) -> std::io::Result<JoinHandle<()>> + Send>;
 
 impl LaneShared {
     /// The state shared by the lanes that own `workers` (their threads not
@@ -109,6 +115,7 @@ impl LaneShared {
             shutdown: AtomicBool::new(false),
             started: AtomicBool::new(false),
             threads: Mutex::new(Threads::Stopped),
+            live: AtomicUsize::new(0),
         }
     }
 
@@ -134,7 +141,12 @@ impl LaneShared {
         if matches!(*threads, Threads::NotStarted(_))
             && let Threads::NotStarted(start) = std::mem::replace(&mut *threads, Threads::Stopped)
         {
-            let spawned = start.workers.into_iter().enumerate().map(|(i, w)| (start.spawn)(i, w)).collect();
+            // A lane whose thread cannot be spawned (the process is out of
+            // threads) is left out, its deque with it: nothing is queued
+            // there but by its own thread, and its stealer finds it empty.
+            let spawned: Vec<JoinHandle<()>> =
+                start.workers.into_iter().enumerate().filter_map(|(i, w)| (start.spawn)(i, w).ok()).collect();
+            self.live.store(spawned.len(), Ordering::SeqCst);
             *threads = Threads::Running(spawned);
         }
         self.started.store(true, Ordering::Release);
@@ -198,7 +210,9 @@ impl LaneShared {
 
     /// Whether every lane is parked (or woken but not yet running).
     pub(crate) fn all_parked(&self) -> bool {
-        self.sleepers.load(Ordering::SeqCst) >= self.stealers.len()
+        // Counted against the lanes that run: none before they start (a
+        // waiter then runs what it waits for), fewer after a failed spawn.
+        self.sleepers.load(Ordering::SeqCst) >= self.live.load(Ordering::SeqCst)
     }
 
     fn has_work(&self) -> bool {
@@ -345,10 +359,7 @@ impl LanePool {
         let spawn = move |i: usize, local: Worker<Arc<Node>>| {
             let shared = weak.upgrade().expect("the pool holds the lanes' state while nodes are queued");
             let run = run.clone();
-            std::thread::Builder::new()
-                .name(format!("{name}-lane{i}"))
-                .spawn(move || lane_main(&shared, &local, &*run))
-                .expect("spawning a worker lane")
+            std::thread::Builder::new().name(format!("{name}-lane{i}")).spawn(move || lane_main(&shared, &local, &*run))
         };
         *lock(&shared.threads) = Threads::NotStarted(Start { workers, spawn: Box::new(spawn) });
         LanePool { shared }
