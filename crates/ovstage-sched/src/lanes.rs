@@ -138,17 +138,20 @@ impl LaneShared {
     #[cold]
     fn start_threads(&self) {
         let mut threads = lock(&self.threads);
-        if matches!(*threads, Threads::NotStarted(_))
-            && let Threads::NotStarted(start) = std::mem::replace(&mut *threads, Threads::Stopped)
-        {
-            // A lane whose thread cannot be spawned (the process is out of
-            // threads) is left out, its deque with it: nothing is queued
-            // there but by its own thread, and its stealer finds it empty.
-            let spawned: Vec<JoinHandle<()>> =
-                start.workers.into_iter().enumerate().filter_map(|(i, w)| (start.spawn)(i, w).ok()).collect();
-            self.live.store(spawned.len(), Ordering::SeqCst);
-            *threads = Threads::Running(spawned);
-        }
+        *threads = match std::mem::replace(&mut *threads, Threads::Stopped) {
+            Threads::NotStarted(start) => {
+                // A lane whose thread cannot be spawned (the process is out
+                // of threads) is left out, its deque with it: nothing is
+                // queued there but by its own thread, and its stealer finds
+                // it empty.
+                let spawned: Vec<JoinHandle<()>> =
+                    start.workers.into_iter().enumerate().filter_map(|(i, w)| (start.spawn)(i, w).ok()).collect();
+                self.live.store(spawned.len(), Ordering::SeqCst);
+                Threads::Running(spawned)
+            }
+            // Started by another push meanwhile, or shut down.
+            running_or_stopped => running_or_stopped,
+        };
         self.started.store(true, Ordering::Release);
     }
 
