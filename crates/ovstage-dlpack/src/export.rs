@@ -299,7 +299,9 @@ fn push_compact(dims: &mut Dims, shape: &[u64]) {
 /// the group; none for a tombstone group), valid while this lives. The
 /// memory is the store's (zero-copy) and must not be written.
 pub struct ReadTensors {
-    group: ReadGroup,
+    /// Boxed: a group is a few hundred bytes, and a holder moves this
+    /// around (into its registry and out).
+    group: Box<ReadGroup>,
     tensors: Tensors,
     /// The device copy the descriptors point into, for a read placed on a
     /// device.
@@ -391,8 +393,10 @@ fn describe_as(group: &ReadGroup, device: Device, at: impl Fn(usize, *const u8) 
 
 impl ReadTensors {
     /// Describes `group`'s tensors, with the descriptors [`prepare`] built
-    /// when there are some.
-    pub fn new(mut group: ReadGroup) -> ReadTensors {
+    /// when there are some. Takes a group or a boxed one (see
+    /// [`ovstage::Stage::fetch_read_next_boxed`]).
+    pub fn new(group: impl Into<Box<ReadGroup>>) -> ReadTensors {
+        let mut group = group.into();
         let prepared = group.take_prepared().map(|p| match p.downcast::<OneTensor>() {
             Ok(one) => Ok((Tensors::One(one), None)),
             Err(p) => p.downcast::<PreparedTensors>().map(|p| (p.0, p.1)),
@@ -417,7 +421,7 @@ impl ReadTensors {
 
     /// Gives the group back (the descriptors are gone).
     pub fn into_group(self) -> ReadGroup {
-        self.group
+        *self.group
     }
 
     /// The descriptors.

@@ -36,7 +36,7 @@ fn prim_group(p: &stage::PrimGroup) -> ovstage_prim_group_t {
 pub(crate) struct HeldGroup(ReadTensors);
 
 impl HeldGroup {
-    pub(crate) fn new(group: ReadGroup) -> HeldGroup {
+    pub(crate) fn new(group: Box<ReadGroup>) -> HeldGroup {
         HeldGroup(ReadTensors::new(group))
     }
 

@@ -109,9 +109,9 @@ pub(super) unsafe extern "C" fn fetch_read_next(
                 Ok(r) => r,
                 Err(e) => return report(&e),
             };
-            // Matched where it is returned: a group is a few hundred bytes,
-            // and each wrapping of it is a copy.
-            match c.stage.fetch_read_next(r, Timeout::from_nanos(timeout)) {
+            // Boxed: a group is a few hundred bytes, and each wrapping of
+            // it would be another copy.
+            match c.stage.fetch_read_next_boxed(r, Timeout::from_nanos(timeout)) {
                 Ok(Some(group)) => {
                     let view = c.results.groups.insert_view(HeldGroup::new(group), |id, held| held.view(id));
                     out.write(view);
