@@ -22,7 +22,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use ovstage::{MapGroup, Prepared, ReadGroup};
+use ovstage::{MapGroup, Prepared, ReadGroup, ReadHandle, Stage, Timeout};
 use ovstage_abi::dlpack::{
     DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_IS_COPIED,
     DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_MAJOR_VERSION,
@@ -80,12 +80,52 @@ struct OneTensor {
 }
 
 // SAFETY: `tensor` points into `dims` (this value's own heap memory, as it
-// lives in a box) and into a read group's image (shared, immutable memory
-// the group pins); nothing is written through it, so the box can move to
-// the fetching thread (it is what [`prepare`] hands over for one tensor).
+// lives in a box, alone or in a read holder's) and into a group's image or
+// buffer (heap memory the group pins); nothing is written through it by
+// us, so the box can move to another thread.
 unsafe impl Send for OneTensor {}
 // SAFETY: as above; shared access only reads.
 unsafe impl Sync for OneTensor {}
+
+impl OneTensor {
+    /// A descriptor of nothing (null pointers), to be filled in place.
+    fn empty() -> OneTensor {
+        let device = dl_device(Device::Host);
+        OneTensor {
+            tensor: dl_tensor(std::ptr::null(), device, DType::F32, 0, std::ptr::null_mut()),
+            dims: [0; INLINE_DIMS],
+        }
+    }
+
+    /// Whether a tensor of this shape (its length) and these strides fits
+    /// in `dims`.
+    fn fits(shape: usize, strides: &[i64]) -> bool {
+        shape == strides.len() && 2 * strides.len() <= INLINE_DIMS
+    }
+
+    /// Describes the tensor in place, its shape and strides copied into
+    /// `dims` (they must fit: [`OneTensor::fits`]). The descriptor points
+    /// into this value, so it must not move while the descriptor is used:
+    /// it lives in a box.
+    fn fill(
+        &mut self,
+        device: DLDevice,
+        dtype: DType,
+        data: *const u8,
+        shape: impl ExactSizeIterator<Item = i64>,
+        strides: &[i64],
+    ) {
+        let ndim = strides.len();
+        let mut shape = shape;
+        // One loop for both (at most four dimensions): two plain copy loops
+        // became two calls to `memcpy` for one to three values each.
+        for (i, stride) in strides.iter().enumerate().take(INLINE_DIMS / 2) {
+            self.dims[i] = shape.next().unwrap_or(0);
+            self.dims[ndim + i] = *stride;
+        }
+        self.tensor = dl_tensor(data, device, dtype, ndim, self.dims.as_mut_ptr());
+    }
+}
 
 /// DLTensors over views, with the shape and stride arrays they point into.
 /// A single tensor takes one allocation; more take two (tensors and dims),
@@ -150,24 +190,14 @@ impl Tensors {
         shape: impl ExactSizeIterator<Item = i64>,
         strides: &[i64],
     ) -> Tensors {
-        let ndim = strides.len();
-        if shape.len() != ndim || 2 * ndim > INLINE_DIMS {
+        if !OneTensor::fits(shape.len(), strides) {
             let dims = shape.chain(strides.iter().copied()).collect();
             return Tensors::many(device, dtype, vec![(data, dims)]);
         }
-        let mut one = Box::new(OneTensor {
-            tensor: dl_tensor(data, device, dtype, 0, std::ptr::null_mut()),
-            dims: [0; INLINE_DIMS],
-        });
-        let (shape_dims, stride_dims) = one.dims.split_at_mut(ndim);
-        for (out, d) in shape_dims.iter_mut().zip(shape) {
-            *out = d;
-        }
-        stride_dims[..ndim].copy_from_slice(strides);
+        let mut one = Box::new(OneTensor::empty());
         // The box's heap memory never moves, so the pointers into `dims`
         // stay valid as long as it lives.
-        let base = one.dims.as_mut_ptr();
-        one.tensor = dl_tensor(data, device, dtype, ndim, base);
+        one.fill(device, dtype, data, shape, strides);
         Tensors::One(one)
     }
 
@@ -298,19 +328,33 @@ fn push_compact(dims: &mut Dims, shape: &[u64]) {
 /// A read group and borrowed `DLTensor`s over its data (one per tensor of
 /// the group; none for a tombstone group), valid while this lives. The
 /// memory is the store's (zero-copy) and must not be written.
-pub struct ReadTensors {
-    /// Boxed: a group is a few hundred bytes, and a holder moves this
-    /// around (into its registry and out).
-    group: Box<ReadGroup>,
-    tensors: Tensors,
+pub struct ReadTensors(Box<HeldRead>);
+
+/// What a [`ReadTensors`] holds, in one allocation that never moves (a
+/// group is a few hundred bytes, and its holder is moved around: into a
+/// registry and out): the group and its descriptors, a fixed-size group's
+/// one descriptor beside it (so a fetched group costs one allocation).
+struct HeldRead {
+    group: ReadGroup,
+    /// A fixed-size group's descriptor, when `descriptors` says so.
+    one: OneTensor,
+    descriptors: Descriptors,
     /// The device copy the descriptors point into, for a read placed on a
     /// device.
     device_copy: Option<Arc<DeviceCopy>>,
 }
 
-// SAFETY: the raw pointers inside point into `group`'s pinned immutable
-// storage and into `tensors`' own boxes; neither is tied to a thread, and
-// nothing writes through them.
+/// Where a [`HeldRead`]'s descriptors are.
+enum Descriptors {
+    /// In its `one`.
+    Beside,
+    /// Built apart (none, an array group's, or prepared by the read).
+    Built(Tensors),
+}
+
+// SAFETY: the raw pointers inside point into the group's pinned immutable
+// storage and into the holder's own box or the descriptors' boxes; none is
+// tied to a thread, and nothing writes through them.
 unsafe impl Send for ReadTensors {}
 // SAFETY: as above; shared access only reads.
 unsafe impl Sync for ReadTensors {}
@@ -328,17 +372,20 @@ unsafe impl Send for PreparedTensors {}
 // SAFETY: as above; shared access only reads.
 unsafe impl Sync for PreparedTensors {}
 
-/// Builds `group`'s descriptors ahead of its fetch: the C library installs
-/// this as its stages' [`ovstage::GroupPreparer`], so the `DLTensor`s of a
-/// group (one per prim for arrays) are written by the read's job on a lane
-/// and the fetch only hands them over.
+/// Builds an array group's descriptors ahead of its fetch: the C library
+/// installs this as its stages' [`ovstage::GroupPreparer`], so the
+/// `DLTensor`s of an array group (one per prim) are written by the read's
+/// job on a lane and the fetch only hands them over. A fixed-size group's
+/// one descriptor costs less to write than a box of its own: the fetch
+/// ([`ReadTensors::fetch`]) writes it beside the group.
 pub fn prepare(group: &ReadGroup) -> Option<Prepared> {
-    match describe(group) {
-        // Nothing to build ahead (a tombstone group).
-        Tensors::None => None,
-        // The tensor's own box is handed over: one allocation per group.
-        Tensors::One(one) => Some(one),
-        many => Some(Box::new(PreparedTensors(many, None))),
+    match group.data() {
+        // A fixed-size group's one descriptor is written at the fetch,
+        // beside the group in its holder's box (one allocation per fetched
+        // group, where building it here took one more); a tombstone group
+        // has none.
+        Some(data) if data.is_array() => Some(Box::new(PreparedTensors(describe(group), None))),
+        _ => None,
     }
 }
 
@@ -391,47 +438,83 @@ fn describe_as(group: &ReadGroup, device: Device, at: impl Fn(usize, *const u8) 
     }
 }
 
+impl HeldRead {
+    /// `group`, its descriptors not described yet.
+    #[inline(always)]
+    fn bare(group: ReadGroup) -> HeldRead {
+        HeldRead { group, one: OneTensor::empty(), descriptors: Descriptors::Built(Tensors::None), device_copy: None }
+    }
+
+    /// Takes the descriptors the read built, or describes the group: a
+    /// fixed-size group in `one`.
+    fn describe(&mut self) {
+        let HeldRead { group, one, descriptors, device_copy } = self;
+        if let Some(Ok(prepared)) = group.take_prepared().map(|p| p.downcast::<PreparedTensors>()) {
+            let PreparedTensors(tensors, copy) = *prepared;
+            *descriptors = Descriptors::Built(tensors);
+            *device_copy = copy;
+            return;
+        }
+        *descriptors = match group.data() {
+            Some(data) if !data.is_array() && OneTensor::fits(data.shape().len(), data.strides()) => {
+                let device = dl_device(read_device(group));
+                one.fill(device, data.dtype(), data.as_ptr(), data.shape().iter().map(|d| *d as i64), data.strides());
+                Descriptors::Beside
+            }
+            _ => Descriptors::Built(describe(group)),
+        };
+    }
+}
+
 impl ReadTensors {
     /// Describes `group`'s tensors, with the descriptors [`prepare`] built
-    /// when there are some. Takes a group or a boxed one (see
-    /// [`ovstage::Stage::fetch_read_next_boxed`]).
-    pub fn new(group: impl Into<Box<ReadGroup>>) -> ReadTensors {
-        let mut group = group.into();
-        let prepared = group.take_prepared().map(|p| match p.downcast::<OneTensor>() {
-            Ok(one) => Ok((Tensors::One(one), None)),
-            Err(p) => p.downcast::<PreparedTensors>().map(|p| (p.0, p.1)),
-        });
-        let (tensors, device_copy) = match prepared {
-            Some(Ok(prepared)) => prepared,
-            _ => (describe(&group), None),
-        };
-        ReadTensors { group, tensors, device_copy }
+    /// when there are some.
+    pub fn new(group: ReadGroup) -> ReadTensors {
+        let mut held = Box::new(HeldRead::bare(group));
+        held.describe();
+        ReadTensors(held)
+    }
+
+    /// The next group of `read` and its descriptors
+    /// ([`ovstage::Stage::fetch_read_next`]): the group goes from the
+    /// read's queue into this holder's box in one copy, and a fixed-size
+    /// group's descriptor is written beside it, one allocation in all.
+    pub fn fetch(stage: &Stage, read: ReadHandle, timeout: Timeout) -> Result<Option<ReadTensors>> {
+        let fetched = stage.fetch_read_next_into(read, timeout, HeldRead::bare)?;
+        Ok(fetched.map(|mut held| {
+            held.describe();
+            ReadTensors(held)
+        }))
     }
 
     /// The device the descriptors point into: the group's own memory, or
     /// the device a placed read copied it to.
     pub fn device(&self) -> Device {
-        self.device_copy.as_ref().map_or_else(|| read_device(&self.group), |c| Device::Cuda(c.ordinal()))
+        self.0.device_copy.as_ref().map_or_else(|| read_device(&self.0.group), |c| Device::Cuda(c.ordinal()))
     }
 
     /// The group.
     pub fn group(&self) -> &ReadGroup {
-        &self.group
+        &self.0.group
     }
 
     /// Gives the group back (the descriptors are gone).
     pub fn into_group(self) -> ReadGroup {
-        *self.group
+        self.0.group
     }
 
     /// The descriptors.
     pub fn tensors(&self) -> &[DLTensor] {
-        self.tensors.as_slice()
+        match &self.0.descriptors {
+            Descriptors::Beside => std::slice::from_ref(&self.0.one.tensor),
+            Descriptors::Built(tensors) => tensors.as_slice(),
+        }
     }
 
     /// The descriptors' array, or NULL when there are none.
     pub fn as_ptr(&self) -> *const DLTensor {
-        self.tensors.as_ptr()
+        let tensors = self.tensors();
+        if tensors.is_empty() { std::ptr::null() } else { tensors.as_ptr() }
     }
 }
 

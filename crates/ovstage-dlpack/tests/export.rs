@@ -371,9 +371,10 @@ fn any_memory_exports_with_its_owner() {
 }
 
 /// With `prepare` installed as the stage's group preparer (as the C
-/// library does), each read's job builds its groups' descriptors: the
-/// group arrives carrying them, a clone does not, and `ReadTensors` hands
-/// over descriptors equal to those it builds itself.
+/// library does), each read's job runs it on its groups: an array group
+/// arrives carrying its descriptors (a fixed-size group's one descriptor
+/// is written at the fetch, beside the group), a clone carries none, and
+/// `ReadTensors` hands over descriptors equal to those it builds itself.
 #[test]
 fn prepared_descriptors_are_built_by_the_read_and_equal_built_ones() {
     let s = stage();
@@ -395,6 +396,7 @@ fn prepared_descriptors_are_built_by_the_read_and_equal_built_ones() {
         let before = built.load(Ordering::SeqCst);
         let group = groups(&s, q, attr, OrdinalRange::LATEST).pop().unwrap();
         assert_eq!(built.load(Ordering::SeqCst), before + 1, "{attr}: the read's job prepared its group");
+        assert_eq!(ovstage_dlpack::prepare(&group).is_some(), attr == "arr", "{attr}: built ahead for arrays only");
         let mut copy = group.clone();
         assert!(copy.take_prepared().is_none(), "{attr}: a clone carries no descriptors");
         let own = ReadTensors::new(copy);
@@ -411,4 +413,45 @@ fn prepared_descriptors_are_built_by_the_read_and_equal_built_ones() {
         let mut back = handed.into_group();
         assert!(back.take_prepared().is_none(), "{attr}");
     }
+}
+
+/// `ReadTensors::fetch` takes each group of a read with its descriptors
+/// (prepared by the read for an array group, written beside the group for
+/// a fixed-size one): equal to those built from the same group, still
+/// valid after the holders move, then END_OF_ITERATION; a released read
+/// is an unknown handle.
+#[test]
+fn fetched_holders_describe_their_groups_and_keep_their_descriptors_when_moved() {
+    let s = stage();
+    s.set_group_preparer(Box::new(ovstage_dlpack::prepare)).unwrap();
+    let q = query(&s, &["/A", "/B", "/C"]);
+    write_three_array_rows(&s, q);
+    let fixed = Tensor::rows(vec![1f32, 2., 3., 4., 5., 6., 7., 8., 9.], 3).unwrap();
+    done(&s, s.write_attribute(q, "pos", 1, WriteData::fixed(fixed), PrimMode::Upsert).unwrap());
+    done(&s, s.advance_write_floor(1, FloorScope::All).unwrap());
+    let attrs = ["pos".into(), "arr".into()];
+    let r = s.read_attributes(q, &attrs, OrdinalRange::LATEST).unwrap();
+    let mut held = Vec::new();
+    while let Some(h) = ReadTensors::fetch(&s, r.handle, Timeout::INFINITE).unwrap() {
+        held.push(h);
+    }
+    assert_eq!(held.len(), 2, "a group per attribute");
+    // Moved again (the holders' boxes do not move).
+    let held: Vec<ReadTensors> = held.into_iter().rev().collect();
+    for h in held.iter().rev() {
+        let own = ReadTensors::new(h.group().clone());
+        assert_eq!(h.tensors().len(), own.tensors().len());
+        for (i, (a, b)) in h.tensors().iter().zip(own.tensors()).enumerate() {
+            assert_eq!((a.device, a.dtype, a.ndim, a.byte_offset), (b.device, b.dtype, b.ndim, b.byte_offset));
+            assert_eq!(read_f32(a), read_f32(b), "tensor {i}");
+        }
+        assert_eq!(h.as_ptr(), &h.tensors()[0] as *const DLTensor);
+    }
+    let pos = &held[1].tensors()[0];
+    assert_eq!(read_f32(pos), (vec![3, 3], vec![3, 1], vec![1., 2., 3., 4., 5., 6., 7., 8., 9.]));
+    assert_eq!(pos.data.cast_const().cast::<u8>(), held[1].group().data().unwrap().as_ptr(), "zero-copy");
+    assert!(ReadTensors::fetch(&s, r.handle, Timeout::INFINITE).unwrap().is_none(), "END_OF_ITERATION");
+    done(&s, s.release_read(r.handle).unwrap());
+    let gone = ReadTensors::fetch(&s, r.handle, Timeout::INFINITE).err().expect("a released read");
+    assert_eq!(gone.status(), ovstage::Status::InvalidHandle, "{gone}");
 }

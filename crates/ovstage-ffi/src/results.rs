@@ -9,7 +9,7 @@ use std::sync::{Mutex, RwLock};
 
 use ovstage_dlpack::{MapTensors, ReadTensors};
 use ovstage_types::{Error, MapHandle, Result};
-use stage::{HandleTable, HierarchyResult, MapGroup, QueryResult, ReadGroup};
+use stage::{HandleTable, HierarchyResult, MapGroup, QueryResult};
 
 use crate::abi::api_types::{ovstage_data_t, ovstage_prim_group_t};
 use crate::abi::ovx_string::ovx_string_or_token_t;
@@ -36,8 +36,8 @@ fn prim_group(p: &stage::PrimGroup) -> ovstage_prim_group_t {
 pub(crate) struct HeldGroup(ReadTensors);
 
 impl HeldGroup {
-    pub(crate) fn new(group: Box<ReadGroup>) -> HeldGroup {
-        HeldGroup(ReadTensors::new(group))
+    pub(crate) fn new(tensors: ReadTensors) -> HeldGroup {
+        HeldGroup(tensors)
     }
 
     /// The C view of this group under `id`.

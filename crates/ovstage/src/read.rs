@@ -137,13 +137,30 @@ impl Stage {
         self.fetch_popped(read, timeout, VecDeque::pop_front)
     }
 
-    /// [`Stage::fetch_read_next`], the group boxed: for bindings that keep
-    /// groups in structures of their own. A group is a few hundred bytes;
-    /// it goes from the read's queue to the box in one copy, where passing
-    /// it out through nested results and wrappers copied it a dozen times
-    /// (measured: a tenth of a small read's time).
-    pub fn fetch_read_next_boxed(&self, read: ReadHandle, timeout: Timeout) -> Result<Option<Box<ReadGroup>>> {
-        self.fetch_popped(read, timeout, pop_boxed)
+    /// [`Stage::fetch_read_next`], the group moved into a box of `make`'s
+    /// making: for bindings that keep a group in a structure of their own
+    /// with what they build for it (its descriptors), one allocation in
+    /// all. Passed out by value through nested results and wrappers, a
+    /// group (a few hundred bytes) was copied a dozen times (measured: a
+    /// tenth of a small read's time); the box is allocated first and the
+    /// group moved into it as it leaves the read's queue.
+    ///
+    /// `make` runs under the lock of the stage's table of reads: it should
+    /// only place the group (no calls into this stage).
+    #[inline]
+    pub fn fetch_read_next_into<H>(
+        &self,
+        read: ReadHandle,
+        timeout: Timeout,
+        make: impl Fn(ReadGroup) -> H,
+    ) -> Result<Option<Box<H>>> {
+        self.fetch_popped(read, timeout, |queue| {
+            if queue.is_empty() {
+                return None;
+            }
+            let slot = Box::new_uninit();
+            queue.pop_front().map(|group| Box::write(slot, make(group)))
+        })
     }
 
     /// The next group of `read` as `pop` takes it from the read's queue.
@@ -225,16 +242,6 @@ impl Stage {
             .ok_or_else(|| Error::invalid_handle(format!("release_read: {read} is unknown or already released")))?;
         Ok(self.inner.sched.submit_marker(&OpSpec::independent().releasing(state.key).labelled("release_read"))?)
     }
-}
-
-/// The first group of `queue`, moved into a box of its own (the box is
-/// allocated first, so the group is copied once, straight into it).
-fn pop_boxed(queue: &mut VecDeque<ReadGroup>) -> Option<Box<ReadGroup>> {
-    if queue.is_empty() {
-        return None;
-    }
-    let slot = Box::new_uninit();
-    queue.pop_front().map(|group| Box::write(slot, group))
 }
 
 fn unknown_read(read: ReadHandle) -> Error {

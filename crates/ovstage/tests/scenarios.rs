@@ -26,7 +26,7 @@ fn write_seal_read_latest_is_one_dense_group() {
 }
 
 #[test]
-fn a_boxed_fetch_hands_out_the_same_groups_in_the_same_order() {
+fn a_fetch_into_a_box_hands_out_the_same_groups_in_the_same_order() {
     let s = stage(2);
     let q = query(&s, &["/A", "/B"]);
     write(&s, q, "x", 1, scalars(&[1., 2.]));
@@ -37,16 +37,16 @@ fn a_boxed_fetch_hands_out_the_same_groups_in_the_same_order() {
     let boxed = s.read_attributes(q, &attrs, OrdinalRange::LATEST).unwrap();
     for _ in 0..2 {
         let a = s.fetch_read_next(plain.handle, LONG).unwrap().expect("a group");
-        let b = s.fetch_read_next_boxed(boxed.handle, LONG).unwrap().expect("a group");
+        let b = s.fetch_read_next_into(boxed.handle, LONG, |g| g).unwrap().expect("a group");
         assert_eq!((a.attribute(), a.prims()), (b.attribute(), b.prims()));
         assert_eq!(a.data().unwrap().values::<f32>().unwrap(), b.data().unwrap().values::<f32>().unwrap());
     }
-    assert!(s.fetch_read_next_boxed(boxed.handle, LONG).unwrap().is_none(), "END_OF_ITERATION after the last");
+    assert!(s.fetch_read_next_into(boxed.handle, LONG, |g| g).unwrap().is_none(), "END_OF_ITERATION after the last");
     for r in [plain, boxed] {
         let release = s.release_read(r.handle).unwrap();
         wait(&s, release);
     }
-    let err = s.fetch_read_next_boxed(boxed.handle, LONG).unwrap_err();
+    let err = s.fetch_read_next_into(boxed.handle, LONG, |g| g).unwrap_err();
     assert_eq!(err.status(), Status::InvalidHandle);
 }
 

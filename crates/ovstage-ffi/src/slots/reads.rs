@@ -13,6 +13,7 @@ use crate::abi::placement::ovstage_placement_t;
 use crate::error::{c_status, report};
 use crate::results::HeldGroup;
 use crate::strings::{self, Arg};
+use ovstage_dlpack::ReadTensors;
 
 fn read_handle(raw: u64, call: &str) -> Result<ReadHandle> {
     ReadHandle::from_raw(raw).ok_or_else(|| {
@@ -109,11 +110,11 @@ pub(super) unsafe extern "C" fn fetch_read_next(
                 Ok(r) => r,
                 Err(e) => return report(&e),
             };
-            // Boxed: a group is a few hundred bytes, and each wrapping of
-            // it would be another copy.
-            match c.stage.fetch_read_next_boxed(r, Timeout::from_nanos(timeout)) {
-                Ok(Some(group)) => {
-                    let view = c.results.groups.insert_view(HeldGroup::new(group), |id, held| held.view(id));
+            // The group goes into its holder's box in one copy (a group is
+            // a few hundred bytes), its descriptor beside it.
+            match ReadTensors::fetch(&c.stage, r, Timeout::from_nanos(timeout)) {
+                Ok(Some(held)) => {
+                    let view = c.results.groups.insert_view(HeldGroup::new(held), |id, held| held.view(id));
                     out.write(view);
                     c_status(Status::Ok)
                 }
