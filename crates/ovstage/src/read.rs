@@ -145,8 +145,9 @@ impl Stage {
     /// tenth of a small read's time); the box is allocated first and the
     /// group moved into it as it leaves the read's queue.
     ///
-    /// `make` runs under the lock of the stage's table of reads: it should
-    /// only place the group (no calls into this stage).
+    /// `make` runs under a lock of the stage (its table of reads, or the
+    /// read's queue of groups): it should only place the group, and must
+    /// not call into this stage.
     #[inline]
     pub fn fetch_read_next_into<H>(
         &self,

@@ -1,5 +1,6 @@
 //! Reads: enqueue, fetch groups, release groups and handles.
 
+use ovstage_dlpack::ReadTensors;
 use ovstage_types::{Error, OrdinalRange, ReadHandle, Result, Status, Timeout};
 
 use super::queries::query_handle;
@@ -13,7 +14,6 @@ use crate::abi::placement::ovstage_placement_t;
 use crate::error::{c_status, report};
 use crate::results::HeldGroup;
 use crate::strings::{self, Arg};
-use ovstage_dlpack::ReadTensors;
 
 fn read_handle(raw: u64, call: &str) -> Result<ReadHandle> {
     ReadHandle::from_raw(raw).ok_or_else(|| {
