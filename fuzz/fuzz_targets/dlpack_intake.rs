@@ -8,7 +8,9 @@
 //! including 0 and negative ones, byte offset, device, NULL data) over a
 //! real 64 KiB buffer; an input whose tensor would address bytes outside
 //! that buffer, given what the library reads for such a descriptor, is
-//! skipped, so every pointer the target hands over is valid. Any status is
+//! skipped, so every pointer the target hands over is valid; so is a map
+//! whose element sizes ask for more than 1 GiB that the library would
+//! allocate (see `asks_too_much`). Any status is
 //! fine; a crash, an abort, an allocation over the fuzzer's limit, a leak,
 //! a hang, a failure without a message, or a managed tensor not released
 //! exactly once is a finding. Accepted writes are waited for, sealed and
@@ -258,6 +260,24 @@ fn read_back(i: &Instance, q: u64, names: &[&str], ordinal: u64) {
     }
 }
 
+/// The most bytes a map session of this target asks for.
+const MAP_CAP: u128 = 1 << 30;
+
+/// Whether element sizes ask for a session buffer of more than
+/// [`MAP_CAP`] bytes that the library may allocate (at most `isize::MAX`
+/// bytes: more, and it must refuse before allocating, which is fuzzed).
+/// Such a map is the client asking for that much memory, and the
+/// library's allocation of it is fallible, but the fuzzer counts any
+/// single allocation past its 2 GiB limit as a finding; so it is skipped,
+/// as a tensor addressing outside the buffer is.
+fn asks_too_much(sizes: &[usize], element: Option<usize>) -> bool {
+    let Some(element) = element else { return false };
+    // At most 8 entries of 64-bit sizes times an element of at most 2^21
+    // bytes: no overflow in 128 bits.
+    let total: u128 = sizes.iter().map(|n| *n as u128 * element as u128).sum();
+    total > MAP_CAP && total <= isize::MAX as u128
+}
+
 fn map(i: &Instance, q: u64, ordinal: u64, r: &mut Bytes<'_>) {
     let name = NAMES[r.below(NAMES.len())];
     let (code, bits, lanes) = (r.u8(), r.u8(), r.u16());
@@ -278,6 +298,9 @@ fn map(i: &Instance, q: u64, ordinal: u64, r: &mut Bytes<'_>) {
     };
     // Never more entries than the array holds; sometimes fewer.
     let count = if sizes_flag & 0x80 != 0 { sizes.len() / 2 } else { sizes.len() };
+    if asks_too_much(&sizes[..count], element_bytes(code, bits, lanes)) {
+        return;
+    }
     let ptr = if sizes_flag & 1 == 0 { std::ptr::null() } else { sizes.as_ptr() };
     let mut handle = 0;
     i.mark();
