@@ -297,9 +297,13 @@ impl Tensors {
     }
 
     fn as_ptr(&self) -> *const DLTensor {
-        let tensors = self.as_slice();
-        if tensors.is_empty() { std::ptr::null() } else { tensors.as_ptr() }
+        array_ptr(self.as_slice())
     }
+}
+
+/// The first of `tensors`, or NULL when there are none (what C is given).
+fn array_ptr(tensors: &[DLTensor]) -> *const DLTensor {
+    if tensors.is_empty() { std::ptr::null() } else { tensors.as_ptr() }
 }
 
 /// Runs of equal values in a sequence.
@@ -513,8 +517,7 @@ impl ReadTensors {
 
     /// The descriptors' array, or NULL when there are none.
     pub fn as_ptr(&self) -> *const DLTensor {
-        let tensors = self.tensors();
-        if tensors.is_empty() { std::ptr::null() } else { tensors.as_ptr() }
+        array_ptr(self.tensors())
     }
 }
 

@@ -12,6 +12,7 @@
 //! A thread that cannot be spawned leaves its part to the caller; nothing
 //! here spins or outlives the copy.
 
+use ovstage_sched::cores;
 use ovstage_types::sync::lock;
 use std::sync::Mutex;
 
@@ -23,8 +24,6 @@ const PART_BYTES: usize = 4 << 20;
 
 /// The most parts (threads, the caller's included) a copy is cut into.
 const MAX_PARTS: usize = 8;
-
-use ovstage_sched::cores;
 
 /// How many parts a copy of `len` bytes is cut into on `cores()` cores
 /// (asked only for a copy large enough to spread).
