@@ -105,6 +105,10 @@
 //!   without waiting, then waited; with one lane and with one per core.
 //! - `ours/SmallOpThroughput`: 1000 one-value writes at distinct ordinals
 //!   submitted without waiting, then waited.
+//! - `ours/SmallOpThroughput_2Producers`: the same from two threads at once
+//!   (started once, released by a barrier), on one stage, each writing its
+//!   own attribute of its own prim: 2000 writes an iteration, which two
+//!   cores can run side by side (the ops share nothing but the stage).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -281,6 +285,9 @@ pub(crate) fn cases(scale: Scale) -> Vec<Case> {
     }
     let ops = if full { 1000 } else { 16 };
     out.push(case("ours/SmallOpThroughput".into(), Runs::OursOnly, move |l| Ok(Box::new(SmallOps::new(l, ops)?))));
+    out.push(case("ours/SmallOpThroughput_2Producers".into(), Runs::OursOnly, move |l| {
+        Ok(Box::new(Producers::new(l, 2, ops)?))
+    }));
     out
 }
 
@@ -994,6 +1001,106 @@ impl Bench for Concurrent {
 }
 
 impl Drop for Concurrent {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.start.wait();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Producers of small writes on one stage, each on its own thread with its
+/// own attribute and prim.
+struct Producers {
+    shared: Arc<ProducersState>,
+    threads: Vec<JoinHandle<()>>,
+    ops: usize,
+}
+
+struct ProducersState {
+    stage: Stage<'static>,
+    /// Writes per producer per iteration.
+    ops: usize,
+    start: Barrier,
+    end: Barrier,
+    stop: AtomicBool,
+    failure: Mutex<Option<String>>,
+}
+
+impl Producers {
+    fn new(lib: &'static Library, producers: usize, ops: usize) -> Result<Producers> {
+        let stage = Stage::new(lib, c"ovstage-bench")?;
+        let names: Vec<String> = (0..producers).map(|i| format!("value{i}")).collect();
+        let tokens = stage.tokens(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let queries = (0..producers).map(|i| stage.query_paths(&prim_paths(i..i + 1))).collect::<Result<Vec<u64>>>()?;
+        let shared = Arc::new(ProducersState {
+            stage,
+            ops,
+            start: Barrier::new(producers + 1),
+            end: Barrier::new(producers + 1),
+            stop: AtomicBool::new(false),
+            failure: Mutex::new(None),
+        });
+        let threads = tokens
+            .into_iter()
+            .zip(queries)
+            .map(|(token, query)| {
+                let sh = shared.clone();
+                std::thread::spawn(move || {
+                    let mut ordinal = 1;
+                    let mut ops = Vec::with_capacity(sh.ops);
+                    let mut tensor = HostTensor::f32_rows(&[1.0], 1);
+                    let dl = [tensor.dl()];
+                    let data = write_data(&dl, false, &Selection::All);
+                    loop {
+                        sh.start.wait();
+                        if sh.stop.load(Ordering::Acquire) {
+                            return;
+                        }
+                        let mut round = || -> Result<()> {
+                            ops.clear();
+                            for _ in 0..sh.ops {
+                                ordinal += 1;
+                                ops.push(sh.stage.write(query, token, ordinal, data)?);
+                            }
+                            for op in &ops {
+                                sh.stage.wait(*op)?;
+                            }
+                            Ok(())
+                        };
+                        if let Err(e) = round() {
+                            *sh.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        }
+                        sh.end.wait();
+                    }
+                })
+            })
+            .collect();
+        Ok(Producers { shared, threads, ops: ops * producers })
+    }
+}
+
+impl Bench for Producers {
+    fn run(&mut self, n: u64) -> Result<Duration> {
+        let sh = &self.shared;
+        let start = Instant::now();
+        for _ in 0..n {
+            sh.start.wait();
+            sh.end.wait();
+            if let Some(e) = sh.failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                return Err(e);
+            }
+        }
+        Ok(start.elapsed())
+    }
+
+    fn extra(&mut self) -> Vec<(String, String)> {
+        vec![("ops_per_iteration".into(), self.ops.to_string())]
+    }
+}
+
+impl Drop for Producers {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
         self.shared.start.wait();

@@ -32,6 +32,7 @@ mod cores;
 mod lanes;
 mod node;
 mod order;
+mod pool;
 mod ring;
 mod scheduler;
 mod search_window;

@@ -11,8 +11,8 @@
 //! released) sends the caller to the table, which is always right. So the
 //! ring never has to be complete, only never wrong:
 //!
-//! - a slot is set to (id, pending) when the op is inserted into the table,
-//!   under the table's lock, before anyone can run or complete the op;
+//! - a slot is set to (id, pending) once the op is in the table, before
+//!   anyone can run or complete the op;
 //! - completion moves it from (id, pending) to (id, done) by compare and
 //!   swap, so it never overwrites a newer op's entry;
 //! - a release clears (id, done) by compare and swap, after the op is out

@@ -16,9 +16,10 @@ use smallvec::SmallVec;
 use crate::lanes::{LaneContext, LanePool, LaneShared};
 use crate::node::{Failure, Node, Role, state};
 use crate::order::{Completion, OrderState};
+use crate::pool;
 use crate::ring::CompletionRing;
 use crate::spec::{OpSpec, Placement};
-use crate::table::OpTable;
+use crate::table::{OpTable, Released};
 use crate::trace::{self, Tag};
 
 /// The work of an op: runs once on some lane (or on a thread waiting for
@@ -646,8 +647,9 @@ impl Scheduler {
             let shared = &self.shared;
             let mut order = shared.lock_order_to_submit();
             if order.release_if_idle(handle) {
-                let id = shared.table.insert_done();
+                let id = shared.table.allocate();
                 drop(order);
+                shared.table.insert_done(id);
                 shared.ring.born_done(id);
                 return Ok(id);
             }
@@ -687,9 +689,10 @@ impl Scheduler {
             let born = {
                 let order = shared.lock_order_to_submit();
                 self.room_for(spec)?;
-                order.holds_back_nothing_of(&spec.order).then(|| shared.table.insert_done())
+                order.holds_back_nothing_of(&spec.order).then(|| shared.table.allocate())
             };
             if let Some(id) = born {
+                shared.table.insert_done(id);
                 match catch_unwind(AssertUnwindSafe(work)) {
                     Ok(()) => shared.ring.born_done(id),
                     Err(payload) => self.fail_born(id, panicked(id, &*payload)),
@@ -765,13 +768,17 @@ impl Scheduler {
             self.room_for(spec)?;
             let job = stored(build()?);
             if let Some(work) = held.take_if(|_| tag.is_none() && order.admits_born(spec)) {
-                let id = shared.table.insert_done();
+                let id = shared.table.allocate();
                 drop(order);
+                shared.table.insert_done(id);
                 self.run_born(id, work);
                 return Ok(id);
             }
             let role = Role::new(&spec.order, &spec.uses, spec.produces);
-            let node = shared.table.insert_new(job, Some(role), tag);
+            // The node is this thread's (no shared lock); it goes into the
+            // table once the ordering lock is released, before the op can
+            // run or its id be handed out.
+            let node = pool::node(shared.table.allocate(), job, Some(role), tag);
             let completion = if held.is_some() { Completion::HereWhenFree } else { Completion::Later };
             let deps = order.register_as(&node, spec, completion);
             let mut ids = Vec::with_capacity(deps.len());
@@ -796,12 +803,14 @@ impl Scheduler {
             self.room_for(spec)?;
             let job = stored(build()?);
             if let Some(work) = held.take_if(|_| tag.is_none()) {
-                let id = shared.table.insert_done();
+                let id = shared.table.allocate();
+                shared.table.insert_done(id);
                 self.run_born(id, work);
                 return Ok(id);
             }
-            (shared.table.insert_new(job, None, tag), false)
+            (pool::node(shared.table.allocate(), job, None, tag), false)
         };
+        shared.table.insert(node.clone());
         let id = node.id;
         // Before the op can run: its completion finds the slot pending.
         shared.ring.submitted(id);
@@ -922,8 +931,12 @@ impl Scheduler {
                 format!("release_op: {op} has not completed; wait for it before releasing it"),
             )),
             Some(_) => {
-                self.shared.table.remove(&mut table, op);
+                let released = self.shared.table.remove(&mut table, op);
+                drop(table);
                 self.shared.ring.released(op);
+                if let Some(Released::Own(node)) = released {
+                    pool::recycle(node);
+                }
                 Ok(())
             }
         }
