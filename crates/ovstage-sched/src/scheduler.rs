@@ -642,8 +642,9 @@ impl Scheduler {
             // The usual release: nothing pending uses or produces the
             // handle, so the op is complete as it is submitted. It gets an
             // id (under the ordering lock, as every ordered op, so id order
-            // stays registration order) and a slot holding the table's
-            // shared complete node: no node of its own, no completion.
+            // stays registration order) and, the lock released, a slot
+            // holding the table's shared complete node: no node of its own,
+            // no completion.
             let shared = &self.shared;
             let mut order = shared.lock_order_to_submit();
             if order.release_if_idle(handle) {
@@ -660,10 +661,10 @@ impl Scheduler {
     /// Submits an op whose work is cheap and cannot fail: an answer read
     /// from state the stage keeps current (a floor, the oldest preserved
     /// ordinal). When nothing holds it back it is born complete: under the
-    /// ordering lock it gets an id and a slot holding the table's shared
+    /// ordering lock it gets an id, then a slot holding the table's shared
     /// complete node, as a release with nothing to wait for, and no node,
-    /// registration or completion of its own; then, the lock released, the
-    /// work runs on this thread before the call returns (nothing can name
+    /// registration or completion of its own; then the work runs on this
+    /// thread, outside the lock, before the call returns (nothing can name
     /// the op before that, so nothing sees it complete before its work
     /// has run). Otherwise it is submitted as [`Scheduler::submit_unboxed`]
     /// with `spec`'s placement. A spec that uses or releases a handle, an
