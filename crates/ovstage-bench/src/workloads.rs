@@ -916,11 +916,89 @@ impl Bench for Spawned {
     }
 }
 
+/// Threads started once, each doing its part of every iteration with what
+/// they share (`S`) and its own (`P`), released together by a barrier
+/// while the calling thread does its own part.
+struct Crew<S> {
+    shared: Arc<CrewState<S>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+struct CrewState<S> {
+    state: S,
+    start: Barrier,
+    end: Barrier,
+    stop: AtomicBool,
+    /// A thread's failure in the current iteration.
+    failure: Mutex<Option<String>>,
+}
+
+impl<S: Send + Sync + 'static> Crew<S> {
+    /// One thread per part, each running `each(state, part)` once per
+    /// iteration.
+    fn start<P: Send + 'static>(
+        state: S,
+        parts: Vec<P>,
+        each: impl Fn(&S, &mut P) -> Result<()> + Send + Sync + 'static,
+    ) -> Crew<S> {
+        let crew = parts.len() + 1;
+        let shared = Arc::new(CrewState {
+            state,
+            start: Barrier::new(crew),
+            end: Barrier::new(crew),
+            stop: AtomicBool::new(false),
+            failure: Mutex::new(None),
+        });
+        let each = Arc::new(each);
+        let threads = parts
+            .into_iter()
+            .map(|mut part| {
+                let (sh, each) = (shared.clone(), each.clone());
+                std::thread::spawn(move || {
+                    loop {
+                        sh.start.wait();
+                        if sh.stop.load(Ordering::Acquire) {
+                            return;
+                        }
+                        if let Err(e) = each(&sh.state, &mut part) {
+                            *sh.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        }
+                        sh.end.wait();
+                    }
+                })
+            })
+            .collect();
+        Crew { shared, threads }
+    }
+
+    /// One iteration: the threads' parts and `here` on this thread, side by
+    /// side; then the first failure, if any. The threads' part ends before
+    /// this returns, also when `here` fails (a crew left waiting at the end
+    /// of an iteration could not be stopped).
+    fn iterate(&self, here: impl FnOnce(&S) -> Result<()>) -> Result<()> {
+        let sh = &self.shared;
+        sh.start.wait();
+        let mine = here(&sh.state);
+        sh.end.wait();
+        let theirs = sh.failure.lock().unwrap_or_else(|p| p.into_inner()).take();
+        mine.and(theirs.map_or(Ok(()), Err))
+    }
+}
+
+impl<S> Drop for Crew<S> {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.start.wait();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Readers on their own threads, started once and each reading once per
 /// iteration, and optionally a writer on the calling thread.
 struct Concurrent {
-    shared: Arc<ConcurrentState>,
-    threads: Vec<JoinHandle<()>>,
+    crew: Crew<ConcurrentState>,
     writer: Writer,
     tensor: HostTensor,
     ordinal: u64,
@@ -933,46 +1011,19 @@ struct ConcurrentState {
     read_rows: u64,
     /// The prims the writer writes (the even ones).
     write_query: u64,
-    start: Barrier,
-    end: Barrier,
-    stop: AtomicBool,
-    failure: Mutex<Option<String>>,
 }
 
 impl Concurrent {
     fn new(lib: &'static Library, n: usize, readers: usize, writer: Writer) -> Result<Concurrent> {
         let s = Scalars::new(lib, n)?;
         let Split { read_query, read_rows, write_query, write_rows } = Split::new(&s, writer)?;
-        let shared = Arc::new(ConcurrentState {
-            s,
-            read_query,
-            read_rows,
-            write_query,
-            start: Barrier::new(readers + 1),
-            end: Barrier::new(readers + 1),
-            stop: AtomicBool::new(false),
-            failure: Mutex::new(None),
+        let state = ConcurrentState { s, read_query, read_rows, write_query };
+        let crew = Crew::start(state, vec![(); readers], |sh: &ConcurrentState, _| {
+            let got = sh.s.stage.read(sh.read_query, &[sh.s.token], LATEST)?;
+            expect_rows("concurrent read", got, sh.read_rows)
         });
-        let threads = (0..readers)
-            .map(|_| {
-                let sh = shared.clone();
-                std::thread::spawn(move || {
-                    loop {
-                        sh.start.wait();
-                        if sh.stop.load(Ordering::Acquire) {
-                            return;
-                        }
-                        let got = sh.s.stage.read(sh.read_query, &[sh.s.token], LATEST);
-                        if let Err(e) = got.and_then(|g| expect_rows("concurrent read", g, sh.read_rows)) {
-                            *sh.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                        }
-                        sh.end.wait();
-                    }
-                })
-            })
-            .collect();
         let values: Vec<f32> = (0..write_rows).map(|i| i as f32).collect();
-        Ok(Concurrent { shared, threads, writer, tensor: HostTensor::f32_rows(&values, 1), ordinal: 1 })
+        Ok(Concurrent { crew, writer, tensor: HostTensor::f32_rows(&values, 1), ordinal: 1 })
     }
 }
 
@@ -980,41 +1031,28 @@ impl Bench for Concurrent {
     fn run(&mut self, n: u64) -> Result<Duration> {
         let dl = [self.tensor.dl()];
         let data = write_data(&dl, false, &Selection::All);
-        let sh = &self.shared;
         let start = Instant::now();
         for _ in 0..n {
-            sh.start.wait();
-            if self.writer == Writer::EvenPrims {
-                self.ordinal += 1;
-                let write = sh.s.stage.write(sh.write_query, sh.s.token, self.ordinal, data)?;
-                let seal = sh.s.stage.advance(self.ordinal)?;
-                sh.s.stage.wait(write)?;
-                sh.s.stage.wait(seal)?;
-            }
-            sh.end.wait();
-            if let Some(e) = sh.failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                return Err(e);
-            }
+            self.crew.iterate(|sh| {
+                if self.writer == Writer::EvenPrims {
+                    self.ordinal += 1;
+                    let write = sh.s.stage.write(sh.write_query, sh.s.token, self.ordinal, data)?;
+                    let seal = sh.s.stage.advance(self.ordinal)?;
+                    sh.s.stage.wait(write)?;
+                    sh.s.stage.wait(seal)?;
+                }
+                Ok(())
+            })?;
         }
         Ok(start.elapsed())
-    }
-}
-
-impl Drop for Concurrent {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Release);
-        self.shared.start.wait();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
     }
 }
 
 /// Producers of small writes on one stage, each on its own thread with its
 /// own attribute and prim.
 struct Producers {
-    shared: Arc<ProducersState>,
-    threads: Vec<JoinHandle<()>>,
+    crew: Crew<ProducersState>,
+    /// Writes per iteration, all producers together.
     ops: usize,
 }
 
@@ -1022,10 +1060,15 @@ struct ProducersState {
     stage: Stage<'static>,
     /// Writes per producer per iteration.
     ops: usize,
-    start: Barrier,
-    end: Barrier,
-    stop: AtomicBool,
-    failure: Mutex<Option<String>>,
+}
+
+/// What one producer writes, and its ops in flight.
+struct Producer {
+    token: u64,
+    query: u64,
+    ordinal: u64,
+    tensor: HostTensor,
+    ops: Vec<u64>,
 }
 
 impl Producers {
@@ -1033,80 +1076,37 @@ impl Producers {
         let stage = Stage::new(lib, c"ovstage-bench")?;
         let names: Vec<String> = (0..producers).map(|i| format!("value{i}")).collect();
         let tokens = stage.tokens(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
-        let queries = (0..producers).map(|i| stage.query_paths(&prim_paths(i..i + 1))).collect::<Result<Vec<u64>>>()?;
-        let shared = Arc::new(ProducersState {
-            stage,
-            ops,
-            start: Barrier::new(producers + 1),
-            end: Barrier::new(producers + 1),
-            stop: AtomicBool::new(false),
-            failure: Mutex::new(None),
+        let mut parts = Vec::with_capacity(producers);
+        for (i, token) in tokens.into_iter().enumerate() {
+            let query = stage.query_paths(&prim_paths(i..i + 1))?;
+            let tensor = HostTensor::f32_rows(&[1.0], 1);
+            parts.push(Producer { token, query, ordinal: 1, tensor, ops: Vec::with_capacity(ops) });
+        }
+        let crew = Crew::start(ProducersState { stage, ops }, parts, |sh: &ProducersState, p: &mut Producer| {
+            let dl = [p.tensor.dl()];
+            let data = write_data(&dl, false, &Selection::All);
+            p.ops.clear();
+            for _ in 0..sh.ops {
+                p.ordinal += 1;
+                p.ops.push(sh.stage.write(p.query, p.token, p.ordinal, data)?);
+            }
+            p.ops.iter().try_for_each(|op| sh.stage.wait(*op))
         });
-        let threads = tokens
-            .into_iter()
-            .zip(queries)
-            .map(|(token, query)| {
-                let sh = shared.clone();
-                std::thread::spawn(move || {
-                    let mut ordinal = 1;
-                    let mut ops = Vec::with_capacity(sh.ops);
-                    let mut tensor = HostTensor::f32_rows(&[1.0], 1);
-                    let dl = [tensor.dl()];
-                    let data = write_data(&dl, false, &Selection::All);
-                    loop {
-                        sh.start.wait();
-                        if sh.stop.load(Ordering::Acquire) {
-                            return;
-                        }
-                        let mut round = || -> Result<()> {
-                            ops.clear();
-                            for _ in 0..sh.ops {
-                                ordinal += 1;
-                                ops.push(sh.stage.write(query, token, ordinal, data)?);
-                            }
-                            for op in &ops {
-                                sh.stage.wait(*op)?;
-                            }
-                            Ok(())
-                        };
-                        if let Err(e) = round() {
-                            *sh.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                        }
-                        sh.end.wait();
-                    }
-                })
-            })
-            .collect();
-        Ok(Producers { shared, threads, ops: ops * producers })
+        Ok(Producers { crew, ops: ops * producers })
     }
 }
 
 impl Bench for Producers {
     fn run(&mut self, n: u64) -> Result<Duration> {
-        let sh = &self.shared;
         let start = Instant::now();
         for _ in 0..n {
-            sh.start.wait();
-            sh.end.wait();
-            if let Some(e) = sh.failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                return Err(e);
-            }
+            self.crew.iterate(|_| Ok(()))?;
         }
         Ok(start.elapsed())
     }
 
     fn extra(&mut self) -> Vec<(String, String)> {
         vec![("ops_per_iteration".into(), self.ops.to_string())]
-    }
-}
-
-impl Drop for Producers {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Release);
-        self.shared.start.wait();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
     }
 }
 
