@@ -30,29 +30,18 @@ thread_local! {
 /// The node of a new op `id`: a released one of this thread's that
 /// nothing holds any more, reset, or a new one.
 pub(crate) fn node(id: OpId, job: Option<BoxedJob>, role: Option<Role>, tag: Option<Box<Tag>>) -> Arc<Node> {
-    let reused = POOL.try_with(|pool| {
-        let mut pool = pool.borrow_mut();
-        let mut pooled = pool.pop_front()?;
+    if let Ok(Some(mut pooled)) = POOL.try_with(|pool| pool.borrow_mut().pop_front()) {
+        // One uniqueness check (an atomic compare-and-swap) per reuse.
         match Arc::get_mut(&mut pooled) {
-            Some(_) => Some(pooled),
-            None => {
-                // Still held: it waits its turn again.
-                pool.push_back(pooled);
-                None
-            }
-        }
-    });
-    match reused.ok().flatten() {
-        Some(mut pooled) => {
-            if let Some(slot) = Arc::get_mut(&mut pooled) {
+            Some(slot) => {
                 slot.reset(id, job, role, tag);
                 return pooled;
             }
-            // (Unreachable: the pool held the only reference.)
-            Arc::new(Node::new(id, job, role, tag))
+            // Still held: it waits its turn again.
+            None => recycle(pooled),
         }
-        None => Arc::new(Node::new(id, job, role, tag)),
     }
+    Arc::new(Node::new(id, job, role, tag))
 }
 
 /// Keeps a released node for this thread's later ops while its pool has
