@@ -972,7 +972,7 @@ impl<S: Send + Sync + 'static> Crew<S> {
     }
 
     /// One iteration: the threads' parts and `here` on this thread, side by
-    /// side; then the first failure, if any. The threads' part ends before
+    /// side; then this thread's failure, else one of the crew's, if any. The threads' part ends before
     /// this returns, also when `here` fails (a crew left waiting at the end
     /// of an iteration could not be stopped).
     fn iterate(&self, here: impl FnOnce(&S) -> Result<()>) -> Result<()> {
